@@ -1,0 +1,237 @@
+"""Settings: YAML file -> frozen dataclasses. Precedence: flag > MEMCLI_* env > file > default."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import re
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memcli.errors import ConfigError, NotFound
+
+ENV_PREFIX = "MEMCLI_"
+
+
+def default_db_path() -> str:
+    """The store's default location in the user's data directory."""
+    from platformdirs import user_data_dir
+
+    return str(Path(user_data_dir("memcli", appauthor=False)) / "memory.db")
+
+
+def user_config_path() -> Path:
+    """Where a per-user config file is looked for."""
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("memcli", appauthor=False)) / "config.yaml"
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    provider: str = "local"  # local | ollama | openai | none
+    model: str = "all-MiniLM-L6-v2"
+    url: str | None = None  # server address; None = the provider's usual one
+    api_key_env: str = "OPENAI_API_KEY"  # name of the env var holding the key (openai)
+    batch_size: int = 64
+    timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    provider: str = "none"  # ollama | openai | none
+    model: str = ""
+    url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    timeout: float = 120.0
+    max_retries: int = 3
+    concurrency: int = 2
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    strategy: str = "hybrid"
+    k: int = 10  # hits returned
+    word_budget: int = 1000  # words of packed context
+    candidates: int = 50  # candidates taken from each signal before fusion
+    rrf_k: int = 60  # reciprocal-rank-fusion constant
+    max_facts: int = 60
+    max_reflections: int = 20
+    max_episodes: int = 80
+
+
+@dataclass(frozen=True)
+class Config:
+    db: str = field(default_factory=default_db_path)
+    space: str = "default"
+    prompts_dir: str | None = None  # a directory whose prompt files override the built-in ones
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    source_file: str | None = field(default=None, compare=False)  # which file was read
+
+    def with_overrides(self, **values: Any) -> Config:
+        """A copy with top-level keys replaced (used for command-line flags)."""
+        clean = {k: v for k, v in values.items() if v is not None}
+        return dataclasses.replace(self, **clean) if clean else self
+
+
+SECTIONS = {f.name for f in dataclasses.fields(Config) if dataclasses.is_dataclass(f.default_factory)}
+
+
+def _field_type(cls: type, name: str) -> Any:
+    return typing.get_type_hints(cls)[name]
+
+
+def _coerce(value: Any, typ: Any, where: str) -> Any:
+    """Turn a YAML or env value into the field's type, or raise ConfigError."""
+    origin = typing.get_origin(typ)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(typ) if a is not type(None)]
+        if value is None or (isinstance(value, str) and value.lower() in ("", "null", "none")):
+            return None
+        return _coerce(value, args[0], where)
+    try:
+        if typ is bool:
+            if isinstance(value, str):
+                if value.lower() in ("1", "true", "yes", "on"):
+                    return True
+                if value.lower() in ("0", "false", "no", "off"):
+                    return False
+                raise ValueError(value)
+            return bool(value)
+        if typ is int:
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError(value)
+            return int(value)
+        if typ is float:
+            return float(value)
+        if typ is str:
+            if isinstance(value, (dict, list)):
+                raise ValueError(value)
+            return str(value)
+    except (TypeError, ValueError):
+        name = getattr(typ, "__name__", str(typ))
+        raise ConfigError(f"{where}: expected {name}, got {value!r}") from None
+    return value
+
+
+def _unknown_key(key: str, known: list[str], where: str) -> ConfigError:
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return ConfigError(
+        f"{where}: unknown key {key!r}{hint}",
+        fix="see config.example.yaml for every key; API keys are never put in the file, "
+        "name the environment variable that holds them with api_key_env",
+    )
+
+
+def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
+    known = {f.name: f for f in dataclasses.fields(cls) if f.name != "source_file"}
+    values: dict[str, Any] = {}
+    for key, raw in data.items():
+        if key not in known:
+            raise _unknown_key(key, list(known), where)
+        typ = _field_type(cls, key)
+        if dataclasses.is_dataclass(typ):
+            if not isinstance(raw, Mapping):
+                raise ConfigError(f"{where}.{key}: expected a mapping, got {raw!r}")
+            values[key] = _build(typ, raw, f"{where}.{key}")
+        else:
+            values[key] = _coerce(raw, typ, f"{where}.{key}")
+    return cls(**values)
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in extra.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
+    """MEMCLI_DB, MEMCLI_SPACE, MEMCLI_LLM_MODEL ... as a nested mapping."""
+    layer: dict[str, Any] = {}
+    for name, value in env.items():
+        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
+            continue
+        key = name[len(ENV_PREFIX) :].lower()
+        section, _, rest = key.partition("_")
+        if section in SECTIONS and rest:
+            layer.setdefault(section, {})[rest] = value
+        else:
+            layer[key] = value
+    return layer
+
+
+def find_config_file(explicit: str | None, env: Mapping[str, str]) -> Path | None:
+    """The config file to read: --config, MEMCLI_CONFIG, ./memcli.yaml, then the user's."""
+    chosen = explicit or env.get(ENV_PREFIX + "CONFIG")
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not path.is_file():
+            raise NotFound(f"config file {chosen} does not exist")
+        return path
+    for candidate in (Path("memcli.yaml"), user_config_path()):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """Parse a config file, turning YAML errors into ConfigError with the position."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        pos = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}{pos}: invalid YAML ({getattr(exc, 'problem', exc)})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config ({exc})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of keys")
+    return data
+
+
+def load_config(
+    config_path: str | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Config:
+    """Build the effective settings from defaults, a file, the environment and flags."""
+    env = os.environ if env is None else env
+    path = find_config_file(config_path, env)
+    data = read_yaml(path) if path else {}
+    merged = _merge(data, _env_layer(env))
+    merged = _merge(merged, {k: v for k, v in (overrides or {}).items() if v is not None})
+    cfg = _build(Config, merged, str(path) if path else "config")
+    return dataclasses.replace(cfg, source_file=str(path) if path else None)
+
+
+_USERINFO = re.compile(r"(//)[^/@\s]+@")
+
+
+def masked(cfg: Config, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The config as a plain dict with secrets hidden, for `memcli config`."""
+    env = os.environ if env is None else env
+    out = dataclasses.asdict(cfg)
+    out.pop("source_file", None)
+    for section in ("embedding", "llm"):
+        sec = out[section]
+        if sec.get("url"):
+            sec["url"] = _USERINFO.sub(r"\1***@", sec["url"])
+        sec["api_key"] = "*** (set)" if env.get(sec["api_key_env"]) else "(not set)"
+    return out

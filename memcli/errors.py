@@ -1,0 +1,91 @@
+"""The memcli error tree. Each class carries the exit code the CLI maps it to."""
+
+from __future__ import annotations
+
+
+class MemcliError(Exception):
+    """Base of every error the library raises on purpose."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return self.message if not self.fix else f"{self.message}\n  fix: {self.fix}"
+
+
+class UsageError(MemcliError):
+    """The command line itself is wrong (conflicting or missing options)."""
+
+    exit_code = 2
+
+
+class ConfigError(MemcliError):
+    """Bad YAML, unknown provider or strategy, missing prompt placeholder."""
+
+    exit_code = 3
+
+
+class LLMNotConfigured(ConfigError):
+    """An operation needs a chat model but `llm.provider` is `none`."""
+
+
+class NotFound(MemcliError):
+    """A node id, space, session or input path does not exist."""
+
+    exit_code = 4
+
+
+class NodeNotFound(NotFound):
+    def __init__(self, node_id: str) -> None:
+        super().__init__(
+            f"no node {node_id!r} in this space",
+            fix="list nodes with `memcli inspect`, or pass --space",
+        )
+
+
+class InvalidInput(MemcliError):
+    """Input data could not be read; `problems` holds `file:line: reason` strings."""
+
+    exit_code = 4
+
+    def __init__(self, problems: list[str], fix: str | None = None) -> None:
+        shown = problems[:10]
+        more = len(problems) - len(shown)
+        message = "\n".join(shown) + (f"\n... and {more} more problems" if more > 0 else "")
+        super().__init__(message, fix=fix)
+        self.problems = problems
+
+
+class ProviderUnreachable(MemcliError):
+    """A model server refused the connection, timed out or answered with an HTTP error."""
+
+    exit_code = 5
+
+
+class ModelOutputInvalid(MemcliError):
+    """A model's replies stayed invalid after every retry."""
+
+    exit_code = 6
+
+
+class DatabaseError(MemcliError):
+    """The store is locked too long, has a newer schema, or sqlite-vec will not load."""
+
+    exit_code = 7
+
+
+class EmbeddingMismatch(DatabaseError):
+    """The configured embedder differs from the one the store was built with."""
+
+    exit_code = 3
+
+    def __init__(self, stored: str, configured: str) -> None:
+        super().__init__(
+            f"this store was embedded with {stored} but the configuration asks for {configured}",
+            fix="run `memcli reindex` to re-embed the store with the configured model, "
+            "or set embedding.provider/model back to what the store uses",
+        )

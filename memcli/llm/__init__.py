@@ -1,0 +1,88 @@
+"""Model providers behind two small protocols and a registry of lazily imported modules.
+
+Adding a provider is one file in this package plus one line in EMBEDDERS or CHAT_MODELS.
+Provider modules expose `create(cfg) -> Embedder` or `create(cfg) -> ChatModel`; they are
+imported only when chosen, so `memcli --help` never pays for torch, httpx or ollama.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from memcli.errors import ConfigError
+
+if TYPE_CHECKING:
+    from memcli.config import EmbeddingConfig, LLMConfig
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors."""
+
+    provider: str
+    model: str
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: list[str]) -> Any:
+        """A float32 array of shape (len(texts), dim), each row L2-normalised."""
+        ...
+
+
+@dataclass
+class ChatReply:
+    """What a chat model said, with the tokens it cost."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ChatModel(Protocol):
+    """Answers a list of messages, optionally constrained to a JSON schema."""
+
+    provider: str
+    model: str
+
+    def chat(self, messages: list[dict[str, str]], schema: dict[str, Any] | None = None) -> ChatReply:
+        ...
+
+
+EMBEDDERS: dict[str, str] = {
+    "local": "memcli.llm.local",
+    "ollama": "memcli.llm.ollama",
+    "openai": "memcli.llm.openai_compat",
+}
+
+CHAT_MODELS: dict[str, str] = {
+    "ollama": "memcli.llm.ollama",
+    "openai": "memcli.llm.openai_compat",
+}
+
+
+def _module_for(registry: dict[str, str], name: str, what: str) -> Any:
+    if name not in registry:
+        close = difflib.get_close_matches(name, list(registry), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(
+            f"unknown {what} provider {name!r}{hint}",
+            fix=f"choose one of: {', '.join([*registry, 'none'])}",
+        )
+    return importlib.import_module(registry[name])
+
+
+def create_embedder(cfg: EmbeddingConfig) -> Embedder | None:
+    """The configured embedder, or None when embeddings are switched off (`none`)."""
+    if cfg.provider == "none":
+        return None
+    return _module_for(EMBEDDERS, cfg.provider, "embedding").create_embedder(cfg)
+
+
+def create_chat(cfg: LLMConfig) -> ChatModel | None:
+    """The configured chat model, or None when no LLM is configured (`none`)."""
+    if cfg.provider == "none":
+        return None
+    return _module_for(CHAT_MODELS, cfg.provider, "llm").create_chat(cfg)

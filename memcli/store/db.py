@@ -1,0 +1,105 @@
+"""Opening the SQLite file: the right sqlite3 module, sqlite-vec, pragmas, transactions."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from memcli.errors import DatabaseError
+
+BUSY_TIMEOUT_S = 30.0
+
+
+def sqlite_module() -> Any:
+    """The sqlite3 module sqlite-utils picked (pysqlite3 on Linux, which can load extensions)."""
+    from sqlite_utils.utils import sqlite3
+
+    return sqlite3
+
+
+def _create_private(path: Path) -> None:
+    """Create the database file readable and writable by its owner only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.close(fd)
+    except FileExistsError:
+        pass
+
+
+def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
+    """Open (creating if needed) the store file with WAL, foreign keys and sqlite-vec loaded."""
+    sqlite3 = sqlite_module()
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise DatabaseError(f"{target} is a directory, not a database file", fix="pass --db FILE")
+    try:
+        _create_private(target)
+        conn = sqlite3.connect(
+            str(target), timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+    except (OSError, sqlite3.Error) as exc:
+        raise DatabaseError(f"cannot open database {target}: {exc}") from None
+    _load_vec(conn)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA secure_delete = ON")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise DatabaseError(f"{target} is not a memcli database ({exc})") from None
+    if mode.lower() != "wal":
+        conn.close()
+        raise DatabaseError(f"cannot switch {target} to WAL mode (got {mode})")
+    return conn
+
+
+def _load_vec(conn: Any) -> None:
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+    except Exception as exc:  # which error depends on how sqlite3 was built
+        raise DatabaseError(
+            f"cannot load the sqlite-vec extension ({exc})",
+            fix="on Linux install pysqlite3-binary (pip install pysqlite3-binary); "
+            "elsewhere use a Python whose sqlite3 can load extensions",
+        ) from None
+
+
+@contextmanager
+def transaction(conn: Any, retries: int = 3) -> Iterator[Any]:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error; waits out a busy writer."""
+    sqlite3 = sqlite_module()
+    for attempt in range(retries + 1):
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise DatabaseError(f"cannot start a write: {exc}") from None
+            if attempt == retries:
+                raise DatabaseError(
+                    "the database stayed locked by another writer",
+                    fix="wait for the other memcli process (ingest/consolidate) to finish",
+                ) from None
+            time.sleep(0.2 * (attempt + 1))
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            conn.execute("ROLLBACK")
+            raise DatabaseError(f"commit failed: {exc}") from None
