@@ -32,6 +32,15 @@ def user_config_path() -> Path:
     return Path(user_config_dir("memcli", appauthor=False)) / "config.yaml"
 
 
+def _check_positive(obj: Any, names: tuple[str, ...], minimum: float = 1) -> None:
+    """Reject numeric settings below `minimum` with the key's name."""
+    section = type(obj).__name__.removesuffix("Config").lower()
+    for name in names:
+        value = getattr(obj, name)
+        if value < minimum:
+            raise ConfigError(f"{section}.{name} must be at least {minimum}, got {value}")
+
+
 @dataclass(frozen=True)
 class EmbeddingConfig:
     provider: str = "local"  # local | ollama | openai | none
@@ -40,6 +49,12 @@ class EmbeddingConfig:
     api_key_env: str = "OPENAI_API_KEY"  # name of the env var holding the key (openai)
     batch_size: int = 64
     timeout: float = 60.0
+    max_retries: int = 3
+
+    def __post_init__(self) -> None:
+        _check_positive(self, ("batch_size",))
+        _check_positive(self, ("max_retries",), 0)
+        _check_positive(self, ("timeout",), 0.001)
 
 
 @dataclass(frozen=True)
@@ -53,11 +68,17 @@ class LLMConfig:
     max_retries: int = 3
     concurrency: int = 2
 
+    def __post_init__(self) -> None:
+        _check_positive(self, ("concurrency",))
+        _check_positive(self, ("max_retries", "temperature"), 0)
+        _check_positive(self, ("timeout",), 0.001)
+
 
 @dataclass(frozen=True)
 class RetrievalConfig:
     strategy: str = "hybrid"
     k: int = 10  # hits returned
+    pool: int = 60  # hits ranked for packing the context (at least k)
     word_budget: int = 1000  # words of packed context
     candidates: int = 50  # candidates taken from each signal before fusion
     rrf_k: int = 60  # reciprocal-rank-fusion constant
@@ -65,10 +86,14 @@ class RetrievalConfig:
     max_reflections: int = 20
     max_episodes: int = 80
 
+    def __post_init__(self) -> None:
+        _check_positive(self, ("k", "pool", "word_budget", "candidates", "rrf_k"))
+        _check_positive(self, ("max_facts", "max_reflections", "max_episodes"), 0)
+
 
 @dataclass(frozen=True)
 class Config:
-    db: str = field(default_factory=default_db_path)
+    db: str | None = None  # None = default_db_path()
     space: str = "default"
     prompts_dir: str | None = None  # a directory whose prompt files override the built-in ones
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
@@ -76,13 +101,15 @@ class Config:
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     source_file: str | None = field(default=None, compare=False)  # which file was read
 
-    def with_overrides(self, **values: Any) -> Config:
-        """A copy with top-level keys replaced (used for command-line flags)."""
-        clean = {k: v for k, v in values.items() if v is not None}
-        return dataclasses.replace(self, **clean) if clean else self
+    @property
+    def db_path(self) -> str:
+        """The database file to open."""
+        return self.db or default_db_path()
 
 
-SECTIONS = {f.name for f in dataclasses.fields(Config) if dataclasses.is_dataclass(f.default_factory)}
+SECTIONS = {
+    f.name for f in dataclasses.fields(Config) if dataclasses.is_dataclass(f.default_factory)
+}
 
 
 def _field_type(cls: type, name: str) -> Any:
@@ -161,15 +188,23 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
 def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
     """MEMCLI_DB, MEMCLI_SPACE, MEMCLI_LLM_MODEL ... as a nested mapping."""
     layer: dict[str, Any] = {}
+    hints = typing.get_type_hints(Config)
     for name, value in env.items():
         if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
             continue
         key = name[len(ENV_PREFIX) :].lower()
         section, _, rest = key.partition("_")
         if section in SECTIONS and rest:
+            known = [f.name for f in dataclasses.fields(hints[section])]
+            if rest not in known:
+                raise _unknown_key(rest, known, f"environment variable {name}")
             layer.setdefault(section, {})[rest] = value
-        else:
+        elif key in hints and key not in SECTIONS and key != "source_file":
             layer[key] = value
+        else:
+            raise _unknown_key(
+                key, [k for k in hints if k != "source_file"], f"environment variable {name}"
+            )
     return layer
 
 
@@ -229,6 +264,7 @@ def masked(cfg: Config, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     env = os.environ if env is None else env
     out = dataclasses.asdict(cfg)
     out.pop("source_file", None)
+    out["db"] = cfg.db_path
     for section in ("embedding", "llm"):
         sec = out[section]
         if sec.get("url"):

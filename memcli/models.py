@@ -43,6 +43,11 @@ def parse_node_id(node_id: str) -> tuple[str, int] | None:
     return PREFIX_KIND[prefix], int(digits)
 
 
+def embedding_text(text: str, speaker: str | None) -> str:
+    """What gets embedded for a node: a turn's speaker helps questions about a person."""
+    return f"{speaker}: {text}" if speaker else text
+
+
 @dataclass
 class Episode:
     """One conversation turn as a reader produced it, before it is stored."""

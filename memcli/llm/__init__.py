@@ -1,7 +1,7 @@
 """Model providers behind two small protocols and a registry of lazily imported modules.
 
 Adding a provider is one file in this package plus one line in EMBEDDERS or CHAT_MODELS.
-Provider modules expose `create(cfg) -> Embedder` or `create(cfg) -> ChatModel`; they are
+Provider modules expose `create_embedder(cfg)` and/or `create_chat(cfg)`; they are
 imported only when chosen, so `memcli --help` never pays for torch, httpx or ollama.
 """
 
@@ -47,8 +47,18 @@ class ChatModel(Protocol):
     provider: str
     model: str
 
-    def chat(self, messages: list[dict[str, str]], schema: dict[str, Any] | None = None) -> ChatReply:
-        ...
+    def chat(
+        self, messages: list[dict[str, str]], schema: dict[str, Any] | None = None
+    ) -> ChatReply: ...
+
+
+def unit_rows(rows: Any) -> Any:
+    """Rows as a float32 array, each scaled to length 1 (all-zero rows are left as they are)."""
+    import numpy as np
+
+    matrix = np.asarray(rows, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1, norms)
 
 
 EMBEDDERS: dict[str, str] = {

@@ -43,7 +43,11 @@ class LocalEmbedder:
                     "embedding.provider to ollama, openai or none",
                 )
             return str(bundled)
-        return str(Path(self.model).expanduser()) if Path(self.model).expanduser().exists() else self.model
+        return (
+            str(Path(self.model).expanduser())
+            if Path(self.model).expanduser().exists()
+            else self.model
+        )
 
     def _load(self) -> Any:
         if self._st is None:
@@ -70,7 +74,10 @@ class LocalEmbedder:
     @property
     def dim(self) -> int:
         model = self._load()
-        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        getter = (
+            getattr(model, "get_embedding_dimension", None)
+            or model.get_sentence_embedding_dimension
+        )
         return int(getter())
 
     def embed(self, texts: list[str]) -> Any:

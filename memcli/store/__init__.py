@@ -60,6 +60,15 @@ class Store(NodesMixin, EdgesMixin, VectorsMixin, FtsMixin):
             (key, value),
         )
 
+    def delete_meta(self, key: str) -> None:
+        self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
+    def all_nodes_for_embedding(self) -> list[tuple[int, str, str, str, str | None]]:
+        """(id, space, kind, text, speaker) of every node in every space."""
+        return list(
+            self.conn.execute("SELECT id, space, kind, text, speaker FROM nodes ORDER BY id")
+        )
+
     # -- statistics ------------------------------------------------------------
 
     def spaces(self) -> list[str]:
@@ -102,7 +111,7 @@ class Store(NodesMixin, EdgesMixin, VectorsMixin, FtsMixin):
             (space,),
         )
         cols = [c[0] for c in cur.description]
-        return [dict(zip(cols, row)) for row in cur]
+        return [dict(zip(cols, row, strict=True)) for row in cur]
 
 
 def open_store(path: str | os.PathLike[str]) -> Store:

@@ -27,9 +27,7 @@ class EdgesMixin:
         )
         return self.conn.total_changes - before
 
-    def edges_of(
-        self, node_ids: Sequence[int], types: Sequence[str] | None = None
-    ) -> list[Edge]:
+    def edges_of(self, node_ids: Sequence[int], types: Sequence[str] | None = None) -> list[Edge]:
         """Every edge touching any of the nodes (either direction), optionally of some types."""
         out: dict[tuple[int, int, str], Edge] = {}
         type_sql = f" AND type IN ({','.join('?' * len(types))})" if types else ""
@@ -40,8 +38,6 @@ class EdgesMixin:
                     f"SELECT src, dst, type, weight, props FROM edges"
                     f" WHERE {col} IN ({marks}){type_sql}"
                 )
-                for src, dst, typ, weight, props in self.conn.execute(
-                    sql, (*part, *(types or ()))
-                ):
+                for src, dst, typ, weight, props in self.conn.execute(sql, (*part, *(types or ()))):
                     out[(src, dst, typ)] = Edge(src, dst, typ, weight, json.loads(props))
         return list(out.values())

@@ -95,7 +95,7 @@ def m001_initial(conn: Any) -> None:
             text, speaker, space UNINDEXED, kind UNINDEXED,
             tokenize = 'porter unicode61 remove_diacritics 2'
         );
-        """
+        """,
     )
 
 

@@ -11,7 +11,8 @@ from memcli.errors import NodeNotFound
 from memcli.models import Node, parse_node_id
 
 NODE_COLUMNS = (
-    "id, kind, space, text, speaker, session, seq, timestamp, ref, belief, status, props, created_at"
+    "id, kind, space, text, speaker, session, seq, timestamp, ref, belief, status, props,"
+    " created_at"
 )
 
 
@@ -137,9 +138,7 @@ class NodesMixin:
                 found[node.id] = node
         return found
 
-    def iter_nodes(
-        self, space: str, kind: str | None = None, order: str = "id"
-    ) -> Iterator[Node]:
+    def iter_nodes(self, space: str, kind: str | None = None, order: str = "id") -> Iterator[Node]:
         """Every node of a space (optionally one kind), ordered by `id` or `time`."""
         sort = "session, seq, id" if order == "time" else "id"
         sql = f"SELECT {NODE_COLUMNS} FROM nodes WHERE space = ?"
@@ -153,7 +152,7 @@ class NodesMixin:
     def existing_keys(self, space: str, kind: str, keys: Sequence[str]) -> set[str]:
         """Which of `keys` are already stored for this space and kind."""
         found: set[str] = set()
-        for part in chunked(list(keys)):
+        for part in chunked(list(dict.fromkeys(keys))):
             marks = ",".join("?" * len(part))
             found.update(
                 r[0]
@@ -163,6 +162,20 @@ class NodesMixin:
                 )
             )
         return found
+
+    def ids_for_keys(self, space: str, kind: str, keys: Sequence[str]) -> list[int]:
+        """Row ids of the nodes stored under these content keys."""
+        ids: list[int] = []
+        for part in chunked(list(dict.fromkeys(keys))):
+            marks = ",".join("?" * len(part))
+            ids.extend(
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT id FROM nodes WHERE space = ? AND kind = ? AND key IN ({marks})",
+                    (space, kind, *part),
+                )
+            )
+        return ids
 
     def session_tail(self, space: str, session: str) -> tuple[int, int] | None:
         """(row id, seq) of the last episode of a session, or None for a new session."""
@@ -206,6 +219,17 @@ class NodesMixin:
             (space, path, sha256, fmt, episodes, now_iso()),
         )
         return int(cur.lastrowid)
+
+    def source_paths(self, node_id: int) -> list[str]:
+        """Paths of the files an episode was ingested from."""
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT s.path FROM node_sources ns JOIN sources s ON s.id = ns.source"
+                " WHERE ns.node = ? ORDER BY s.id",
+                (node_id,),
+            )
+        ]
 
     def link_sources(self, pairs: Iterable[tuple[int, int]]) -> None:
         """Record which source file(s) each episode came from."""

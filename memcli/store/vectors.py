@@ -19,9 +19,7 @@ class VectorsMixin:
     conn: Any
 
     def has_vectors(self) -> bool:
-        row = self.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = 'vec_nodes'"
-        ).fetchone()
+        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vec_nodes'").fetchone()
         return row is not None
 
     def vector_dim(self) -> int | None:
@@ -52,9 +50,7 @@ class VectorsMixin:
         rows = list(rows)
         if not rows:
             return
-        self.conn.executemany(
-            "DELETE FROM vec_nodes WHERE rowid = ?", [(r[0],) for r in rows]
-        )
+        self.conn.executemany("DELETE FROM vec_nodes WHERE rowid = ?", [(r[0],) for r in rows])
         self.conn.executemany(
             "INSERT INTO vec_nodes (rowid, space, kind, embedding) VALUES (?, ?, ?, ?)",
             [(r[0], r[1], r[2], to_blob(r[3])) for r in rows],
@@ -66,7 +62,9 @@ class VectorsMixin:
         """(node id, cosine similarity) of the nearest nodes in a space, best first."""
         if not self.has_vectors() or limit <= 0:
             return []
-        sql = "SELECT rowid, distance FROM vec_nodes WHERE embedding MATCH ? AND k = ? AND space = ?"
+        sql = (
+            "SELECT rowid, distance FROM vec_nodes WHERE embedding MATCH ? AND k = ? AND space = ?"
+        )
         args: list[Any] = [to_blob(vector), int(limit), space]
         if kinds:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"

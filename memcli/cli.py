@@ -1,0 +1,365 @@
+"""The command line: parse, call the library, render, map errors to exit codes.
+
+This is the only module that imports typer. Library modules are imported inside the
+commands so that `memcli --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+from memcli import render
+from memcli.errors import MemcliError, UsageError
+from memcli.output import Output
+
+if TYPE_CHECKING:
+    from memcli.config import Config
+    from memcli.ops import Memory
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+app = typer.Typer(
+    name="memcli",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+    help="Long-term memory for AI agents, in one SQLite file.\n\n"
+    "Store conversations verbatim (ingest), distil them into a graph (consolidate), "
+    "and get memories back with citations (ask).\n\n"
+    "[b]Examples[/b]\n\n"
+    "  memcli ingest chat.jsonl\n\n"
+    "  memcli ask --context-only 'Where did Caroline move from?'\n\n"
+    "  memcli --json inspect",
+)
+inspect_app = typer.Typer(no_args_is_help=False, rich_markup_mode="rich")
+eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode="rich")
+app.add_typer(inspect_app, name="inspect", help="Look inside the store: counts, one node, exports.")
+app.add_typer(eval_app, name="eval", help="Built-in benchmarks.")
+
+DbOpt = Annotated[
+    Path | None, typer.Option("--db", help="Database file (env MEMCLI_DB).", show_default=False)
+]
+SpaceOpt = Annotated[
+    str | None,
+    typer.Option("--space", help="Memory space to use (env MEMCLI_SPACE; default 'default')."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout.")]
+
+
+@dataclass
+class State:
+    """Global options, merged with the per-command --db/--space/--json."""
+
+    db: Path | None = None
+    config: Path | None = None
+    space: str | None = None
+    json: bool = False
+    verbose: int = 0
+    quiet: bool = False
+    debug: bool = False
+    _out: Output | None = field(default=None, repr=False)
+
+    def merge(self, db: Path | None, space: str | None, json_mode: bool) -> State:
+        self.db = db or self.db
+        self.space = space or self.space
+        self.json = self.json or json_mode
+        self._out = None
+        return self
+
+    @property
+    def out(self) -> Output:
+        if self._out is None:
+            self._out = Output(self.json, self.quiet, self.verbose)
+        return self._out
+
+    def config_obj(self) -> Config:
+        from memcli.config import load_config
+
+        if self.space is not None and not self.space.strip():
+            raise UsageError("--space must not be empty")
+        overrides = {"db": str(self.db) if self.db else None, "space": self.space}
+        return load_config(str(self.config) if self.config else None, overrides=overrides)
+
+
+def _state() -> State:
+    """The State of the running command (a fresh one when called outside the main app)."""
+    import click
+
+    current = click.get_current_context()
+    obj = current.find_object(State)
+    if obj is None:
+        obj = State()
+        current.obj = obj
+    return obj
+
+
+def _fail(state: State, exc: BaseException) -> typer.Exit:
+    """Report an exception on stderr and return the Exit to raise."""
+    out = state.out
+    if isinstance(exc, MemcliError):
+        out.error(str(exc))
+        code = exc.exit_code
+    elif isinstance(exc, KeyboardInterrupt):
+        out.error("interrupted")
+        code = 130
+    else:
+        out.error(f"internal error: {type(exc).__name__}: {exc}")
+        if not state.debug:
+            out.info("run again with --debug to see the traceback, and please report it")
+        code = 1
+    if state.debug:
+        out.err.print("".join(traceback.format_exception(exc)), markup=False)
+    return typer.Exit(code)
+
+
+def handled(fn: F) -> F:
+    """Run a command body, mapping every error to its exit code (the one place that does)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise
+        except BaseException as exc:  # every failure leaves through _fail
+            if isinstance(exc, SystemExit):
+                raise
+            raise _fail(_state(), exc) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+@contextmanager
+def memory(state: State) -> Iterator[Memory]:
+    """Open the configured store for the length of a command."""
+    from memcli.ops import Memory
+
+    mem = Memory(state.config_obj())
+    try:
+        yield mem
+    finally:
+        mem.close()
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"memcli {version('memcli')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    db: DbOpt = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Config file (env MEMCLI_CONFIG; else ./memcli.yaml)."),
+    ] = None,
+    space: SpaceOpt = None,
+    json_mode: JsonOpt = False,
+    verbose: Annotated[int, typer.Option("-v", "--verbose", count=True, help="More detail.")] = 0,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Only data and errors.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """Global options come before the command."""
+    ctx.obj = State(db, config, space, json_mode, verbose, quiet, debug)
+
+
+@app.command()
+@handled
+def ingest(
+    files: Annotated[list[str], typer.Argument(help="Files to store; '-' reads stdin.")],
+    fmt: Annotated[
+        str | None,
+        typer.Option("--format", help="jsonl, chat, locomo or transcript (default: detected)."),
+    ] = None,
+    skip_invalid: Annotated[
+        bool, typer.Option("--skip-invalid", help="Skip bad records instead of rejecting the file.")
+    ] = False,
+    db: DbOpt = None,
+    space: SpaceOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Store conversation turns verbatim: no LLM needed, and ingesting again adds nothing.
+
+    [b]Examples[/b]
+
+      memcli ingest chat.jsonl
+
+      cat transcript.txt | memcli ingest --format transcript -
+
+      memcli --json ingest locomo10.json
+    """
+    state = _state().merge(db, space, json_mode)
+    with memory(state) as mem:
+        report = mem.ingest(
+            files, fmt=fmt, skip_invalid=skip_invalid, progress=state.out.progress()
+        )
+    render.ingest(state.out, report)
+
+
+@app.command()
+@handled
+def ask(
+    question: Annotated[str, typer.Argument(help="The question; '-' reads one per stdin line.")],
+    context_only: Annotated[
+        bool, typer.Option("--context-only", help="Print the packed memory; no LLM is called.")
+    ] = False,
+    k: Annotated[int | None, typer.Option("-k", "--k", min=1, help="Hits to return.")] = None,
+    strategy: Annotated[
+        str | None, typer.Option("--strategy", help="lexical, semantic or hybrid (default).")
+    ] = None,
+    db: DbOpt = None,
+    space: SpaceOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Answer from memory with citations, or print the packed memory with --context-only.
+
+    [b]Examples[/b]
+
+      memcli ask --context-only "What did Caroline research?"
+
+      memcli --json ask --strategy lexical -k 5 --context-only "adoption agencies"
+
+      printf 'Q1\\nQ2\\n' | memcli --json ask --context-only -
+    """
+    state = _state().merge(db, space, json_mode)
+    with memory(state) as mem:
+        questions = _stdin_lines() if question == "-" else [question]
+        for q in questions:
+            answer = mem.ask(q, strategy=strategy, k=k, context_only=context_only)
+            render.answer(state.out, answer, one_line=question == "-")
+
+
+def _stdin_lines() -> Iterator[str]:
+    for line in sys.stdin:
+        if line.strip():
+            yield line.strip()
+
+
+@inspect_app.callback(invoke_without_command=True)
+@handled
+def inspect_main(
+    ctx: typer.Context, db: DbOpt = None, space: SpaceOpt = None, json_mode: JsonOpt = False
+) -> None:
+    """Counts of what is stored (the same as `memcli inspect stats`).
+
+    [b]Examples[/b]
+
+      memcli inspect
+
+      memcli --json inspect
+
+      memcli inspect node ep12
+    """
+    state = _state().merge(db, space, json_mode)
+    if ctx.invoked_subcommand is None:
+        with memory(state) as mem:
+            render.stats(state.out, mem.stats())
+
+
+@inspect_app.command("stats")
+@handled
+def inspect_stats(db: DbOpt = None, space: SpaceOpt = None, json_mode: JsonOpt = False) -> None:
+    """Counts of nodes by kind and edges by type, spaces, embedding model, file size."""
+    state = _state().merge(db, space, json_mode)
+    with memory(state) as mem:
+        render.stats(state.out, mem.stats())
+
+
+@inspect_app.command("node")
+@handled
+def inspect_node(
+    node_id: Annotated[str, typer.Argument(help="A node id such as ep12 or fa3.")],
+    db: DbOpt = None,
+    space: SpaceOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """One node: its text and properties, its neighbours, and where it came from."""
+    state = _state().merge(db, space, json_mode)
+    with memory(state) as mem:
+        render.node(state.out, mem.node_view(node_id))
+
+
+@app.command("config")
+@handled
+def show_config(json_mode: JsonOpt = False) -> None:
+    """Print the effective configuration (secrets masked) and the file it came from."""
+    from memcli.config import masked
+
+    state = _state().merge(None, None, json_mode)
+    cfg = state.config_obj()
+    render.config(state.out, masked(cfg), cfg.source_file)
+
+
+@app.command()
+@handled
+def reindex(db: DbOpt = None, json_mode: JsonOpt = False) -> None:
+    """Re-embed every node with the configured embedding model (after changing models)."""
+    state = _state().merge(db, None, json_mode)
+    with memory(state) as mem:
+        render.record_or_line(state.out, mem.reindex(progress=state.out.progress()), "reindexed")
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = sorted({int(v) for v in text.split(",") if v.strip()})
+    except ValueError:
+        raise UsageError(f"--k expects numbers like 5,10,20, got {text!r}") from None
+    if not values or values[0] < 1:
+        raise UsageError("--k needs at least one positive number")
+    return values
+
+
+@eval_app.command("locomo")
+@handled
+def eval_locomo(
+    file: Annotated[Path, typer.Argument(help="A LoCoMo JSON file (locomo10.json format).")],
+    strategy: Annotated[
+        str, typer.Option("--strategy", help="Strategy, or several separated by commas.")
+    ] = "hybrid",
+    k: Annotated[str, typer.Option("--k", help="Cut-offs for recall@k.")] = "5,10,20",
+    json_out: Annotated[
+        Path | None, typer.Option("--json-out", help="Write every question's result here.")
+    ] = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Evidence recall of retrieval on LoCoMo, each conversation in its own temporary store.
+
+    [b]Examples[/b]
+
+      memcli eval locomo locomo-dev.json
+
+      memcli eval locomo locomo-dev.json --strategy lexical,semantic,hybrid --json-out r.json
+    """
+    from memcli.eval.locomo import run_locomo
+
+    state = _state().merge(None, None, json_mode)
+    names = [s.strip() for s in strategy.split(",") if s.strip()]
+    cfg = state.config_obj()
+    report = run_locomo(str(file), cfg, names, _int_list(k), progress=state.out.progress())
+    render.eval_report(state.out, report, json_out)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app(prog_name="memcli")
+    except KeyboardInterrupt:
+        sys.stderr.write("memcli: error: interrupted\n")
+        sys.exit(130)

@@ -1,0 +1,1 @@
+"""Built-in benchmarks: loaders, runners and metrics."""

@@ -1,0 +1,149 @@
+"""`memcli eval locomo`: the LoCoMo retrieval benchmark, each conversation in its own store."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memcli.config import Config
+from memcli.errors import InvalidInput, NotFound
+from memcli.eval import metrics
+from memcli.progress import NoProgress, Progress
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+def load_samples(path: str) -> list[dict[str, Any]]:
+    """The conversations of a locomo10.json-style file."""
+    file = Path(path)
+    if not file.is_file():
+        raise NotFound(f"{path}: no such file")
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput([f"{path}:1: not a LoCoMo JSON file ({exc})"]) from None
+    samples = data if isinstance(data, list) else [data]
+    if not samples or not all(isinstance(s, dict) and "conversation" in s for s in samples):
+        raise InvalidInput(
+            [f"{path}:1: expected LoCoMo conversations with 'conversation' and 'qa'"]
+        )
+    return samples
+
+
+def questions(sample: dict[str, Any]) -> list[dict[str, Any]]:
+    """The scored questions of a conversation: categories 1-4 with usable evidence."""
+    out = []
+    for qa in sample.get("qa", []):
+        gold = metrics.gold_refs(qa.get("evidence", []))
+        if qa.get("category") in CATEGORIES and gold and "answer" in qa:
+            out.append({**qa, "gold": gold})
+    return out
+
+
+def _memory_for(sample: dict[str, Any], cfg: Config, workdir: Path, shared: dict[str, Any]) -> Any:
+    """A fresh store holding only this conversation's turns (never its annotations)."""
+    from memcli.ops import Memory
+
+    conv_file = workdir / "conversation.json"
+    turns_only = {"sample_id": sample.get("sample_id"), "conversation": sample["conversation"]}
+    conv_file.write_text(json.dumps(turns_only), encoding="utf-8")
+    mem = Memory(dataclasses.replace(cfg, db=str(workdir / "memory.db"), space="default"), **shared)
+    mem.ingest([str(conv_file)], fmt="locomo")
+    return mem
+
+
+def _score(mem: Any, qa: dict[str, Any], strategy: str, ks: Sequence[int]) -> dict[str, Any]:
+    started = time.perf_counter()
+    answer = mem.ask(qa["question"], strategy=strategy, k=max(ks) * 2, context_only=True)
+    latency = time.perf_counter() - started
+    ranked = metrics.ranked_refs(answer.hits)
+    return {
+        "question": qa["question"],
+        "category": qa["category"],
+        "answer": qa["answer"],
+        "evidence": qa["gold"],
+        "retrieved": ranked[: max(ks)],
+        "recall": {str(k): metrics.recall_at(ranked, qa["gold"], k) for k in ks},
+        "session_recall@10": metrics.session_recall_at(ranked, qa["gold"], 10),
+        "covered": metrics.covers(answer.context, qa["answer"]),
+        "context_words": len(answer.context.split()),
+        "latency_s": latency,
+    }
+
+
+def summarize(rows: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
+    """Macro means over questions, overall and per category, as percentages."""
+
+    def block(sel: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "n": len(sel),
+            "recall": {str(k): 100 * metrics.mean([r["recall"][str(k)] for r in sel]) for k in ks},
+            "session_recall@10": 100 * metrics.mean([r["session_recall@10"] for r in sel]),
+            "coverage": 100 * metrics.mean([float(r["covered"]) for r in sel]),
+        }
+
+    out = block(rows)
+    out["by_category"] = {
+        CATEGORIES[c]: block([r for r in rows if r["category"] == c])
+        for c in CATEGORIES
+        if any(r["category"] == c for r in rows)
+    }
+    latencies = sorted(r["latency_s"] for r in rows)
+    out["latency_ms"] = {
+        "mean": 1000 * metrics.mean(latencies),
+        "p50": 1000 * latencies[len(latencies) // 2] if latencies else 0.0,
+    }
+    return out
+
+
+def run_locomo(
+    path: str,
+    cfg: Config,
+    strategies: Sequence[str],
+    ks: Sequence[int] = (5, 10, 20),
+    progress: Progress | None = None,
+    shared: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Ingest each conversation into a temporary store and score every strategy on it."""
+    from memcli.retrieval import get_retriever
+
+    for name in strategies:
+        get_retriever(name)  # fail on a typo before any work
+    progress = progress or NoProgress()
+    samples = load_samples(path)
+    shared = dict(shared or {})
+    rows: dict[str, list[dict[str, Any]]] = {s: [] for s in strategies}
+    total = sum(len(questions(s)) for s in samples) * len(strategies)
+    started = time.perf_counter()
+    identity = "none"
+    progress.start("LoCoMo questions", total)
+    try:
+        for index, sample in enumerate(samples):
+            conv_id = sample.get("sample_id") or f"conv{index}"
+            with tempfile.TemporaryDirectory(prefix="memcli-eval-") as tmp:
+                mem = _memory_for(sample, cfg, Path(tmp), shared)
+                shared.setdefault("embedder", mem.load_embedder())  # load the model once
+                identity = mem.embedder_identity()
+                try:
+                    for strategy in strategies:
+                        for qa in questions(sample):
+                            row = _score(mem, qa, strategy, ks)
+                            rows[strategy].append({"conversation": conv_id, **row})
+                            progress.advance()
+                finally:
+                    mem.close()
+    finally:
+        progress.finish()
+    return {
+        "file": path,
+        "ks": list(ks),
+        "embedding": identity,
+        "seconds": round(time.perf_counter() - started, 2),
+        "results": {s: summarize(rows[s], ks) for s in strategies},
+        "questions": rows,
+    }

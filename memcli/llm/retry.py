@@ -1,0 +1,201 @@
+"""One retry loop for every model provider, and the translation of failures into memcli errors.
+
+Provider code runs a single attempt inside `with_retries`. An attempt either returns, or fails
+with a network error from httpx (the ollama client lets those through too), a `BadStatus` for an
+HTTP error answer, or a `BadReply` for a 200 whose body cannot be read. Transient failures are
+retried with backoff; whatever is left becomes a `ProviderUnreachable` naming the server and a fix.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TypeVar
+
+import httpx
+
+from memcli.errors import ProviderUnreachable
+
+T = TypeVar("T")
+
+DEFAULT_MAX_RETRIES = 3
+
+_ERRNO_PREFIX = re.compile(r"^\[Errno -?\d+\]\s*")
+_USERINFO = re.compile(r"(//)[^/@\s]+@")
+
+
+class BadStatus(Exception):
+    """The server answered with an HTTP error status (raised inside an attempt)."""
+
+    def __init__(self, status: int, message: str, retry_after: float | None = None) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+        self.message = message
+        self.retry_after = retry_after
+
+
+class BadReply(Exception):
+    """The server answered 200 with a body that is not the reply it should be."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed attempt, reduced to what error messages need (no client objects kept)."""
+
+    kind: str  # transport | timeout | http | reply | request
+    reason: str
+    status: int | None = None
+    retry_after: float | None = None
+
+    @property
+    def retryable(self) -> bool:
+        """True when the same request may well succeed if sent again."""
+        if self.kind == "http":
+            return self.status is not None and (self.status == 429 or self.status >= 500)
+        return self.kind in ("transport", "timeout", "reply")
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with jitter; `sleep` and `rand` are injectable so tests stay fast."""
+
+    base: float = 0.5
+    cap: float = 8.0
+    max_wait: float = 60.0  # ceiling on a server's Retry-After, so a CLI never hangs for hours
+    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
+    rand: Callable[[], float] = field(default=random.random, compare=False)
+
+    def delay(self, retry_number: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number `retry_number` (1-based)."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_wait)
+        ceiling = min(self.cap, self.base * 2 ** (retry_number - 1))
+        # Half fixed, half random: clients that failed together do not retry in lockstep,
+        # yet every wait still grows with the attempt number.
+        return ceiling / 2 + self.rand() * ceiling / 2
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date), or None."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
+
+
+def hide_userinfo(url: str) -> str:
+    """The URL with any user:password@ part masked, fit for an error message."""
+    return _USERINFO.sub(r"\1***@", url)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Which server is being called, and what to tell the user when it fails."""
+
+    name: str  # how messages refer to it: "Ollama", "the OpenAI-compatible server"
+    url: str
+    timeout: float
+    unreachable_fix: str
+    auth_fix: str
+    not_found_fix: str
+    server_error_fix: str = "check the server's log; it may be out of memory or still loading"
+    timeout_fix: str = (
+        "raise llm.timeout / embedding.timeout (a first call may wait for the model to load)"
+    )
+    bad_url_fix: str = "set llm.url / embedding.url to a full http:// or https:// address"
+    bad_reply_fix: str = (
+        "check that llm.url / embedding.url points at a server of the configured provider"
+    )
+
+    def _fix(self, failure: Failure) -> str:
+        if failure.kind == "timeout":
+            return self.timeout_fix
+        if failure.kind == "request":
+            return self.bad_url_fix
+        if failure.kind == "reply":
+            return self.bad_reply_fix
+        if failure.kind != "http":
+            return self.unreachable_fix
+        if failure.status in (401, 403):
+            return self.auth_fix
+        if failure.status == 404:
+            return self.not_found_fix
+        if failure.status == 429:
+            return (
+                "the server is rate-limiting; wait, lower llm.concurrency or raise llm.max_retries"
+            )
+        if failure.status is not None and failure.status >= 500:
+            return self.server_error_fix
+        return "check the model name and settings in the config against what the server accepts"
+
+    def error(self, failure: Failure, attempts: int) -> ProviderUnreachable:
+        """The memcli error for a failure that will not be retried any more."""
+        url = hide_userinfo(self.url)
+        if failure.kind in ("transport", "timeout", "request"):
+            message = f"cannot reach {self.name} at {url}: {failure.reason}"
+        elif failure.kind == "reply":
+            message = f"{self.name} at {url} sent an unreadable reply: {failure.reason}"
+        else:
+            message = f"{self.name} at {url} answered HTTP {failure.status}: {failure.reason}"
+        if attempts > 1:
+            message += f" (after {attempts} attempts)"
+        return ProviderUnreachable(message, fix=self._fix(failure))
+
+
+def _network_reason(exc: BaseException) -> str:
+    # The ollama client replaces httpx.ConnectError by a bare ConnectionError with a generic
+    # text; the original, with the real reason, is still attached as its context.
+    if not isinstance(exc, httpx.HTTPError) and isinstance(exc.__context__, httpx.HTTPError):
+        exc = exc.__context__
+    text = _ERRNO_PREFIX.sub("", str(exc)).strip().rstrip(".") or type(exc).__name__
+    return text[:1].lower() + text[1:]
+
+
+def describe(exc: BaseException, timeout: float) -> Failure:
+    """Reduce an attempt's exception to a Failure."""
+    if isinstance(exc, BadStatus):
+        return Failure("http", exc.message or "(no message)", exc.status, exc.retry_after)
+    if isinstance(exc, BadReply):
+        return Failure("reply", str(exc))
+    if isinstance(exc, httpx.TimeoutException):
+        return Failure("timeout", f"no answer within {timeout:g} s")
+    if isinstance(exc, (httpx.NetworkError, httpx.RemoteProtocolError, ConnectionError)):
+        return Failure("transport", _network_reason(exc))
+    # Unsupported scheme, malformed URL, too many redirects: sending again will not help.
+    return Failure("request", _network_reason(exc))
+
+
+_CAUGHT = (BadStatus, BadReply, httpx.HTTPError, httpx.InvalidURL, ConnectionError)
+
+
+def with_retries(
+    attempt: Callable[[], T], *, endpoint: Endpoint, max_retries: int, backoff: Backoff
+) -> T:
+    """Run `attempt`, retrying transient failures; raise ProviderUnreachable when out of luck."""
+    tries = 0
+    while True:
+        tries += 1
+        try:
+            return attempt()
+        except _CAUGHT as exc:
+            failure = describe(exc, endpoint.timeout)
+        # Raised outside the except block so no client exception (whose request object
+        # carries the headers, API key included) stays attached as context.
+        if not failure.retryable or tries > max_retries:
+            raise endpoint.error(failure, tries)
+        backoff.sleep(backoff.delay(tries, failure.retry_after))

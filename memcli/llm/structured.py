@@ -1,0 +1,167 @@
+"""Structured output: ask with a schema, repair, validate, re-ask with the error, give up politely.
+
+Every question is paired with the pydantic model its reply must fit. Invalid output never
+raises: the result carries `value=None` and the reason, and the caller counts the failure.
+Provider errors (ProviderUnreachable) do propagate.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+import pydantic
+
+if TYPE_CHECKING:
+    from memcli.llm import ChatModel
+
+M = TypeVar("M", bound=pydantic.BaseModel)
+
+_FENCE = re.compile(r"```[\w+-]*[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+# A JSON string (left alone) or a comma followed only by whitespace and a closing bracket.
+_STRING_OR_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|,(\s*[}\]])')
+_OPENING = re.compile(r"[\[{]")
+
+
+@dataclass
+class StructuredResult(Generic[M]):
+    """A validated value (or None), what it took to get it, and why it failed if it did."""
+
+    value: M | None
+    attempts: int
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when a valid value was obtained."""
+        return self.value is not None
+
+
+def _unfence(text: str) -> str:
+    match = _FENCE.search(text)
+    return match.group(1) if match else text
+
+
+def _drop_trailing_commas(text: str) -> str:
+    return _STRING_OR_TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(0), text)
+
+
+def _balanced_end(text: str, start: int) -> int | None:
+    """Index just past the bracket that closes the one at `start`, skipping JSON strings."""
+    depth = 0
+    in_string = escaped = False
+    for i in range(start, len(text)):
+        char = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def repair_json(text: str) -> str:
+    """Best-effort JSON out of a chatty reply: no fences, no prose around, no trailing commas."""
+    body = _unfence(text).strip()
+    first: str | None = None
+    # Prose may hold brackets of its own ("[see below]"), so try each top-level bracketed
+    # span in turn and keep the first that parses; spans are skipped whole to stay linear.
+    opening = _OPENING.search(body)
+    while opening is not None:
+        start = opening.start()
+        end = _balanced_end(body, start)
+        candidate = _drop_trailing_commas(body[start:end] if end else body[start:])
+        if _parses(candidate):
+            return candidate
+        if first is None:
+            first = candidate
+        if end is None:  # never closed (a cut-off reply): nothing after it is whole either
+            break
+        opening = _OPENING.search(body, end)
+    return first if first is not None else _drop_trailing_commas(body)
+
+
+def _describe_validation(exc: pydantic.ValidationError) -> str:
+    problems = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in err["loc"]) or "(top level)"
+        problem = f"{where}: {err['msg']}"
+        if err["type"] != "missing":
+            problem += f" (got {json.dumps(err.get('input'), default=str)[:80]})"
+        problems.append(problem)
+    return "; ".join(problems)
+
+
+def parse_reply(text: str, model_cls: type[M]) -> tuple[M | None, str | None]:
+    """Parse, repair if needed, and validate one reply: (value, None) or (None, reason)."""
+    if not text.strip():
+        return None, "the reply was empty"
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        try:
+            data = json.loads(repair_json(text))
+        except ValueError:
+            return None, f"the reply is not valid JSON ({exc})"
+    try:
+        return model_cls.model_validate(data), None
+    except pydantic.ValidationError as exc:
+        return None, f"the JSON does not fit the schema: {_describe_validation(exc)}"
+
+
+def _reask(error: str) -> str:
+    return (
+        f"Your previous reply could not be used: {error}. "
+        "Reply again with the corrected JSON only, fitting the schema, "
+        "with no explanation and no code fences."
+    )
+
+
+def ask_structured(
+    chat: ChatModel,
+    messages: list[dict[str, str]],
+    model_cls: type[M],
+    *,
+    max_reasks: int = 2,
+) -> StructuredResult[M]:
+    """Ask for a reply fitting `model_cls`, re-asking up to `max_reasks` times with the error."""
+    schema = model_cls.model_json_schema()
+    conversation = list(messages)
+    result: StructuredResult[M] = StructuredResult(value=None, attempts=0)
+    for _ in range(max(0, max_reasks) + 1):
+        reply = chat.chat(conversation, schema=schema)
+        result.attempts += 1
+        result.prompt_tokens += reply.prompt_tokens
+        result.completion_tokens += reply.completion_tokens
+        value, error = parse_reply(reply.text, model_cls)
+        if value is not None:
+            result.value, result.error = value, None
+            return result
+        result.error = error
+        conversation += [
+            {"role": "assistant", "content": reply.text},
+            {"role": "user", "content": _reask(error or "it was invalid")},
+        ]
+    return result

@@ -1,0 +1,128 @@
+"""The library API the CLI calls: one Memory object per command, over one store and one space."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memcli.config import Config
+from memcli.errors import EmbeddingMismatch
+from memcli.llm import ChatModel, Embedder, create_chat, create_embedder
+from memcli.store import Store, open_store
+
+_UNSET: Any = object()
+
+
+class Memory:
+    """A store plus the models and settings used to read and write it.
+
+    Models are created on first use, so commands that never embed never load one.
+    Pass `embedder=`/`chat=` to supply ready-made clients (tests, the benchmark runner).
+    """
+
+    def __init__(
+        self,
+        cfg: Config,
+        store: Store | None = None,
+        *,
+        embedder: Embedder | None = _UNSET,
+        chat: ChatModel | None = _UNSET,
+    ) -> None:
+        self.cfg = cfg
+        self.space = cfg.space
+        self.store = store if store is not None else open_store(cfg.db_path)
+        self._embedder = embedder
+        self._chat = chat
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- models ------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The configured embedder (None when embeddings are off), checked against the store."""
+        self.check_embedder()
+        return self.load_embedder()
+
+    def load_embedder(self) -> Embedder | None:
+        """The configured embedder without comparing it to the store (for `reindex`)."""
+        if self._embedder is _UNSET:
+            self._embedder = create_embedder(self.cfg.embedding)
+        return self._embedder
+
+    @property
+    def chat(self) -> ChatModel | None:
+        """The configured chat model, or None when `llm.provider` is `none`."""
+        if self._chat is _UNSET:
+            self._chat = create_chat(self.cfg.llm)
+        return self._chat
+
+    def embedder_identity(self) -> str:
+        """`provider:model` of the embedder this Memory writes with (`none` when off)."""
+        if self._embedder is _UNSET:
+            emb = self.cfg.embedding
+            return "none" if emb.provider == "none" else f"{emb.provider}:{emb.model}"
+        if self._embedder is None:
+            return "none"
+        return f"{self._embedder.provider}:{self._embedder.model}"
+
+    def stored_identity(self) -> str | None:
+        """`provider:model` the store's vectors were made with, or None for a fresh store."""
+        return self.store.get_meta("embedding.identity")
+
+    def check_embedder(self) -> None:
+        """Refuse to mix vectors from two different models in one store."""
+        stored = self.stored_identity()
+        wanted = self.embedder_identity()
+        if stored is not None and stored != wanted:
+            raise EmbeddingMismatch(stored, wanted)
+
+    def record_embedder(self, dim: int | None) -> None:
+        """Note in `meta` which embedder the store now uses. Call inside a transaction."""
+        if self.stored_identity() is None:
+            self.store.set_meta("embedding.identity", self.embedder_identity())
+        if dim:
+            self.store.set_meta("embedding.dim", str(dim))
+
+    def embed(self, texts: list[str]) -> Any:
+        """Vectors for texts with the configured embedder (None when embeddings are off)."""
+        emb = self.embedder
+        return None if emb is None else emb.embed(texts)
+
+    # -- operations (implemented in sibling modules) ----------------------------
+
+    def ingest(self, paths: list[str], **kwargs: Any) -> Any:
+        """Store conversation turns verbatim; see memcli.ops.ingest."""
+        from memcli.ops.ingest import ingest
+
+        return ingest(self, paths, **kwargs)
+
+    def ask(self, question: str, **kwargs: Any) -> Any:
+        """Retrieve, pack and optionally answer; see memcli.ops.ask."""
+        from memcli.ops.ask import ask
+
+        return ask(self, question, **kwargs)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and settings of the store; see memcli.ops.inspect."""
+        from memcli.ops.inspect import stats
+
+        return stats(self)
+
+    def node_view(self, node_id: str) -> dict[str, Any]:
+        """One node with its neighbours and provenance; see memcli.ops.inspect."""
+        from memcli.ops.inspect import node_view
+
+        return node_view(self, node_id)
+
+    def reindex(self, **kwargs: Any) -> dict[str, Any]:
+        """Re-embed every node with the configured embedder; see memcli.ops.reindex."""
+        from memcli.ops.reindex import reindex
+
+        return reindex(self, **kwargs)

@@ -1,0 +1,189 @@
+"""`memcli ingest`: conversation turns stored verbatim, chained, indexed and embedded."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from memcli.errors import InvalidInput
+from memcli.models import BadRecord, Edge, Episode, IngestReport, embedding_text
+from memcli.progress import NoProgress, Progress
+
+if TYPE_CHECKING:
+    from memcli.ops import Memory
+    from memcli.readers import Source
+
+EMBED_CHUNK = 256  # texts per progress step; the embedder batches further inside
+
+
+@dataclass
+class _Plan:
+    """One source file after reading and de-duplication, ready to be written."""
+
+    source: Source
+    episodes: list[Episode]
+    keys: list[str]
+    new_index: list[int] = field(default_factory=list)  # positions of not-yet-stored episodes
+    invalid: int = 0
+
+
+def episode_key(ep: Episode, occurrence: int) -> str:
+    """Content identity of a turn: same session, ref, speaker, time and words = same episode."""
+    parts = [ep.session, ep.ref, ep.speaker, ep.timestamp_raw, ep.text, occurrence]
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()[:32]
+
+
+def _read_all(
+    paths: Sequence[str], fmt: str | None, skip_invalid: bool, stdin: BinaryIO | None
+) -> list[_Plan]:
+    """Read and validate every input before anything is written."""
+    from memcli.readers import read_source
+
+    plans: list[_Plan] = []
+    problems: list[str] = []
+    for path in paths:
+        source = read_source(path, fmt, stdin=stdin)
+        bad = [r for r in source.records if isinstance(r, BadRecord)]
+        problems.extend(f"{source.name}:{r.line}: {r.reason}" for r in bad)
+        episodes = [r for r in source.records if isinstance(r, Episode)]
+        seen: Counter[tuple[Any, ...]] = Counter()
+        keys = []
+        for ep in episodes:
+            ident = (ep.session, ep.ref, ep.speaker, ep.timestamp_raw, ep.text)
+            keys.append(episode_key(ep, seen[ident]))
+            seen[ident] += 1
+        plans.append(_Plan(source, episodes, keys, invalid=len(bad)))
+    if problems and not skip_invalid:
+        raise InvalidInput(
+            problems,
+            fix="fix the records, or pass --skip-invalid to store the valid ones and skip the rest",
+        )
+    return plans
+
+
+def _embed_new(mem: Memory, plans: list[_Plan], progress: Progress) -> tuple[list[Any], float]:
+    """Vectors for every new episode of every plan (None entries when embeddings are off)."""
+    texts = [
+        embedding_text(p.episodes[i].text, p.episodes[i].speaker)
+        for p in plans
+        for i in p.new_index
+    ]
+    if mem.embedder is None or not texts:
+        return [None] * len(texts), 0.0
+    progress.start("embedding turns", len(texts))
+    started = time.perf_counter()
+    vectors: list[Any] = []
+    for start in range(0, len(texts), EMBED_CHUNK):
+        batch = texts[start : start + EMBED_CHUNK]
+        vectors.extend(mem.embed(batch))
+        progress.advance(len(batch))
+    progress.finish()
+    return vectors, time.perf_counter() - started
+
+
+def _insert_episodes(
+    mem: Memory, plan: _Plan, vectors: list[Any], skip: set[str]
+) -> tuple[int, set[str]]:
+    """Insert the plan's new episodes in order, chaining each session with NEXT edges."""
+    store, space = mem.store, mem.space
+    tails: dict[str, tuple[int, int] | None] = {}
+    edges: list[Edge] = []
+    vec_rows: list[tuple[int, str, str, Any]] = []
+    inserted = 0
+    for i, vec in zip(plan.new_index, vectors, strict=True):
+        ep, key = plan.episodes[i], plan.keys[i]
+        if key in skip:
+            continue
+        session = ep.session or "default"
+        if session not in tails:
+            tails[session] = store.session_tail(space, session)
+        tail = tails[session]
+        seq = tail[1] + 1 if tail else 0
+        props = dict(ep.props)
+        if ep.timestamp_raw and ep.timestamp_raw != ep.timestamp:
+            props["timestamp_raw"] = ep.timestamp_raw
+        node_id = store.insert_node(
+            space,
+            "episode",
+            ep.text,
+            speaker=ep.speaker,
+            session=session,
+            seq=seq,
+            timestamp=ep.timestamp,
+            ref=ep.ref,
+            key=key,
+            props=props,
+        )
+        if tail:
+            edges.append(Edge(tail[0], node_id, "NEXT"))
+        tails[session] = (node_id, seq)
+        inserted += 1
+        if vec is not None:
+            vec_rows.append((node_id, space, "episode", vec))
+    store.add_edges(space, edges)
+    store.put_vectors(vec_rows)
+    return inserted, set(tails)
+
+
+def _write(mem: Memory, plan: _Plan, vectors: list[Any]) -> tuple[int, set[str]]:
+    """Write one file's new episodes, its source row and provenance links atomically."""
+    store, space = mem.store, mem.space
+    with store.transaction():
+        # Another process may have stored some of them since we looked.
+        present = store.existing_keys(space, "episode", [plan.keys[i] for i in plan.new_index])
+        existing = store.source_by_sha(space, plan.source.sha256)
+        source_id = (
+            existing[0]
+            if existing
+            else store.insert_source(
+                space, plan.source.name, plan.source.sha256, plan.source.format, len(plan.episodes)
+            )
+        )
+        dim = len(vectors[0]) if vectors and vectors[0] is not None else None
+        if dim:
+            store.ensure_vectors(dim)
+        mem.record_embedder(dim)
+        inserted, sessions = _insert_episodes(mem, plan, vectors, present)
+        store.link_sources(
+            (nid, source_id) for nid in store.ids_for_keys(space, "episode", plan.keys)
+        )
+    return inserted, sessions
+
+
+def ingest(
+    mem: Memory,
+    paths: Sequence[str],
+    *,
+    fmt: str | None = None,
+    skip_invalid: bool = False,
+    stdin: BinaryIO | None = None,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Store every turn of the given files (`-` = stdin) as episodes; idempotent."""
+    progress = progress or NoProgress()
+    started = time.perf_counter()
+    mem.check_embedder()
+    plans = _read_all(paths, fmt, skip_invalid, stdin)
+    report = IngestReport(files=[p.source.name for p in plans])
+    for plan in plans:
+        present = mem.store.existing_keys(mem.space, "episode", plan.keys)
+        plan.new_index = [i for i, k in enumerate(plan.keys) if k not in present]
+        report.invalid += plan.invalid
+    vectors, report.embed_seconds = _embed_new(mem, plans, progress)
+    offset = 0
+    sessions: set[str] = set()
+    for plan in plans:
+        count = len(plan.new_index)
+        inserted, touched = _write(mem, plan, vectors[offset : offset + count])
+        offset += count
+        report.new += inserted
+        report.skipped += len(plan.episodes) - inserted
+        sessions |= touched
+    report.sessions = len(sessions)
+    report.seconds = time.perf_counter() - started
+    return report

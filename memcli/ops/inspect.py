@@ -1,0 +1,79 @@
+"""`memcli inspect`: what is stored, and one node with its neighbourhood and provenance."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memcli.ops import Memory
+
+
+def stats(mem: Memory) -> dict[str, Any]:
+    """Counts by node kind and edge type, spaces, embedding settings and file size."""
+    store = mem.store
+    dim = store.get_meta("embedding.dim")
+    identity = store.get_meta("embedding.identity")
+    provider, _, model = (identity or mem.embedder_identity()).partition(":")
+    return {
+        "db": str(store.path),
+        "space": mem.space,
+        "nodes": store.count_nodes(mem.space),
+        "edges": store.count_edges(mem.space),
+        "sessions": store.count_sessions(mem.space),
+        "sources": len(store.sources(mem.space)),
+        "spaces": store.spaces(),
+        "embedding": {
+            "provider": provider,
+            "model": model or None,
+            "dim": int(dim) if dim else None,
+        },
+        "bytes": store.file_bytes(),
+    }
+
+
+def _brief(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def node_view(mem: Memory, public_id: str) -> dict[str, Any]:
+    """A node's fields and props, its edges with the node at the other end, and provenance."""
+    store = mem.store
+    node = store.node_by_public_id(public_id, mem.space)
+    edges = store.edges_of([node.id])
+    others = store.nodes_by_ids(e.dst if e.src == node.id else e.src for e in edges)
+    neighbours = []
+    for e in sorted(edges, key=lambda e: (e.type, e.src, e.dst)):
+        other = others.get(e.dst if e.src == node.id else e.src)
+        if other is None:
+            continue
+        neighbours.append(
+            {
+                "direction": "out" if e.src == node.id else "in",
+                "type": e.type,
+                "weight": e.weight,
+                "node_id": other.node_id,
+                "kind": other.kind,
+                "text": _brief(other.text),
+                **({"props": e.props} if e.props else {}),
+            }
+        )
+    return {
+        "node_id": node.node_id,
+        "kind": node.kind,
+        "space": node.space,
+        "text": node.text,
+        "speaker": node.speaker,
+        "session": node.session,
+        "seq": node.seq,
+        "timestamp": node.timestamp,
+        "ref": node.ref,
+        "belief": node.belief,
+        "status": node.status,
+        "created_at": node.created_at,
+        "props": node.props,
+        "neighbours": neighbours,
+        "provenance": {
+            "episodes": store.sources_of([node.id])[node.id] if node.kind != "episode" else [],
+            "files": store.source_paths(node.id),
+        },
+    }

@@ -1,0 +1,49 @@
+"""`memcli reindex`: re-embed every node with the configured embedder, in place."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from memcli.models import embedding_text
+from memcli.progress import NoProgress, Progress
+
+if TYPE_CHECKING:
+    from memcli.ops import Memory
+
+CHUNK = 256
+
+
+def reindex(mem: Memory, progress: Progress | None = None) -> dict[str, Any]:
+    """Embed all nodes of all spaces, then swap the vector table in one transaction."""
+    progress = progress or NoProgress()
+    started = time.perf_counter()
+    store = mem.store
+    rows = store.all_nodes_for_embedding()
+    embedder = mem.load_embedder()
+    vectors: list[Any] = []
+    if embedder is not None and rows:
+        progress.start("re-embedding", len(rows))
+        for start in range(0, len(rows), CHUNK):
+            part = rows[start : start + CHUNK]
+            vectors.extend(embedder.embed([embedding_text(r[3], r[4]) for r in part]))
+            progress.advance(len(part))
+        progress.finish()
+    with store.transaction():
+        store.drop_vectors()
+        dim = len(vectors[0]) if vectors else None
+        if dim:
+            store.ensure_vectors(dim)
+            store.put_vectors((r[0], r[1], r[2], v) for r, v in zip(rows, vectors, strict=True))
+        store.set_meta("embedding.identity", mem.embedder_identity())
+        if dim:
+            store.set_meta("embedding.dim", str(dim))
+        else:
+            store.delete_meta("embedding.dim")
+    return {
+        "nodes": len(rows),
+        "embedded": len(vectors),
+        "embedding": mem.embedder_identity(),
+        "dim": dim,
+        "seconds": round(time.perf_counter() - started, 3),
+    }

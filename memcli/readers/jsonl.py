@@ -1,0 +1,218 @@
+"""JSON Lines: one message object per line.
+
+Also home to the JSON helpers the other JSON formats share (whole-document parsing with a
+clean failure, the 1 MiB message limit, and finding the line where an element starts).
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_right
+from collections.abc import Iterator
+from typing import Any
+
+from memcli.models import BadRecord, Episode
+from memcli.readers import dates
+
+NAME = "jsonl"
+SUFFIXES = (".jsonl", ".ndjson")
+
+#: Largest message text accepted, in UTF-8 bytes.
+MAX_TEXT_BYTES = 1 << 20
+
+# Field aliases, most specific first: the first key present wins and the others stay in
+# props, so nothing the caller sent is lost. `speaker` and `name` beat `role` because they
+# name a person where `role` only says "user" or "assistant".
+TEXT_KEYS = ("content", "text")
+SPEAKER_KEYS = ("speaker", "name", "role")
+TIME_KEYS = ("timestamp", "ts", "time", "date")
+SESSION_KEYS = ("session", "session_id", "conversation")
+REF_KEYS = ("id",)
+
+_JSON_SPACE = " \t\n\r"
+_decoder = json.JSONDecoder()
+
+
+def read(text: str, name: str, default_session: str) -> Iterator[Episode | BadRecord]:
+    """Yield one Episode (or BadRecord) per non-blank line of a JSON Lines document."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        size = utf8_size(line)
+        if size > MAX_TEXT_BYTES:
+            # Checked before parsing so a huge garbage line costs one length check.
+            yield BadRecord(number, f"record is {size} bytes, over the 1 MiB limit")
+            continue
+        record = _parse_line(line, number)
+        if isinstance(record, BadRecord):
+            yield record
+        else:
+            yield to_episode(record, number, default_session)
+
+
+def sniff(text: str, data: Any) -> bool:
+    """True when every non-blank line starts like a JSON object and the first one is one."""
+    if data is not None and not (isinstance(data, dict) and _first_key(data, TEXT_KEYS)):
+        return False  # one JSON document that is not itself a single message
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    if not lines or not all(line.startswith("{") for line in lines):
+        return False
+    return isinstance(load_document(lines[0]), dict)
+
+
+def _parse_line(line: str, number: int) -> dict[str, Any] | BadRecord:
+    """The JSON object on one line, or the reason it is not one."""
+    value = load_document(line)
+    if isinstance(value, BadRecord):
+        return BadRecord(number, value.reason)
+    if not isinstance(value, dict):
+        return BadRecord(number, f"expected a JSON object, got {json_type(value)}")
+    return value
+
+
+def to_episode(record: dict[str, Any], line: int, default_session: str) -> Episode | BadRecord:
+    """Map one message object onto an Episode using the field aliases above."""
+    props = dict(record)
+    text_key = _first_key(props, TEXT_KEYS)
+    if text_key is None:
+        return BadRecord(line, "missing 'content' (or 'text')")
+    text = props.pop(text_key)
+    if not isinstance(text, str):
+        return BadRecord(line, f"'{text_key}' must be a string, not {json_type(text)}")
+    if not text.strip():
+        return BadRecord(line, f"'{text_key}' is empty")
+    problem = text_problem(text)
+    if problem:
+        return BadRecord(line, problem)
+    fields: dict[str, str | None] = {}
+    for label, keys in (("speaker", SPEAKER_KEYS), ("session", SESSION_KEYS), ("ref", REF_KEYS)):
+        key = _first_key(props, keys)
+        value = props.pop(key) if key else None
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int))):
+            return BadRecord(line, f"'{key}' must be a string, not {json_type(value)}")
+        fields[label] = None if value is None else str(value)
+    stamp = _timestamp(props, line)
+    if isinstance(stamp, BadRecord):
+        return stamp
+    return Episode(
+        text=text,
+        speaker=fields["speaker"],
+        session=fields["session"] or default_session,
+        timestamp=stamp[0],
+        timestamp_raw=stamp[1],
+        ref=fields["ref"],
+        props=props,
+        line=line,
+    )
+
+
+def _timestamp(props: dict[str, Any], line: int) -> tuple[str | None, str | None] | BadRecord:
+    """Pop the time field: (ISO form or None, the original as text)."""
+    key = _first_key(props, TIME_KEYS)
+    if key is None:
+        return None, None
+    raw = props.pop(key)
+    if raw is None:
+        return None, None
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        return BadRecord(line, f"'{key}' must be a date string or a number, not {json_type(raw)}")
+    return dates.normalize(raw), raw if isinstance(raw, str) else json.dumps(raw)
+
+
+def _first_key(record: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    """The first of `keys` that the record has (a JSON null counts as absent)."""
+    return next((k for k in keys if record.get(k) is not None), None)
+
+
+# --- helpers shared by the JSON formats ------------------------------------------------
+
+
+def utf8_size(text: str) -> int:
+    """Byte length of `text` in UTF-8, without encoding it when it is clearly small."""
+    return len(text) if len(text) * 4 <= MAX_TEXT_BYTES else len(text.encode("utf-8", "replace"))
+
+
+def text_problem(text: str) -> str | None:
+    """Why a message text is refused (currently: only its size), or None."""
+    size = utf8_size(text)
+    return f"message is {size} bytes, over the 1 MiB limit" if size > MAX_TEXT_BYTES else None
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), "a value")
+
+
+def load_document(text: str) -> Any:
+    """Parse a whole JSON document; a BadRecord (with the error's line) when it is not JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        return BadRecord(exc.lineno, f"invalid JSON: {exc.msg} at column {exc.colno}")
+    except RecursionError:
+        # The C parser recurses once per nesting level; hostile input can exhaust the stack.
+        return BadRecord(1, "invalid JSON: nested too deeply")
+
+
+class LineIndex:
+    """Maps character offsets of a text to 1-based line numbers."""
+
+    def __init__(self, text: str) -> None:
+        self._newlines: list[int] = []
+        at = text.find("\n")
+        while at != -1:
+            self._newlines.append(at)
+            at = text.find("\n", at + 1)
+
+    def line(self, offset: int) -> int:
+        """The line holding the character at `offset`."""
+        return bisect_right(self._newlines, offset - 1) + 1
+
+
+def member_offsets(text: str, start: int) -> dict[str | int, int]:
+    """Offsets where each member value of the array/object opening at `start` begins.
+
+    `text` must be valid JSON (already parsed once). Members are skipped with the C
+    decoder, so this costs about one more parse of the container. Empty dict when the
+    value at `start` is not a container or anything looks off: line numbers are a nicety.
+    """
+    try:
+        return _scan_members(text, _skip_space(text, start))
+    except (ValueError, IndexError, RecursionError):
+        return {}
+
+
+def _scan_members(text: str, at: int) -> dict[str | int, int]:
+    """Walk one container member by member (see member_offsets)."""
+    opener = text[at]
+    if opener not in "[{":
+        return {}
+    closer = "]" if opener == "[" else "}"
+    found: dict[str | int, int] = {}
+    at = _skip_space(text, at + 1)
+    index = 0
+    while text[at] != closer:
+        key: str | int = index
+        if opener == "{":
+            key, at = _decoder.raw_decode(text, at)
+            at = _skip_space(text, _skip_space(text, at) + 1)  # past the ':'
+        found[key] = at
+        _, at = _decoder.raw_decode(text, at)
+        at = _skip_space(text, at)
+        if text[at] == ",":
+            at = _skip_space(text, at + 1)
+        index += 1
+    return found
+
+
+def _skip_space(text: str, at: int) -> int:
+    """The first offset at or after `at` that is not JSON whitespace."""
+    while at < len(text) and text[at] in _JSON_SPACE:
+        at += 1
+    return at

@@ -1,0 +1,160 @@
+"""Per-command renderers: the same result as text for people or one JSON object per line."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.table import Table
+
+from memcli.models import Answer, IngestReport
+from memcli.output import Output
+
+
+def ingest(out: Output, report: IngestReport) -> None:
+    """One summary line (or one JSON object) for an ingest run."""
+    if out.json:
+        out.record(report.to_dict())
+        return
+    files = len(report.files)
+    line = (
+        f"{report.new} new episodes, {report.skipped} already stored"
+        f"{f', {report.invalid} invalid skipped' if report.invalid else ''}"
+        f" in {report.sessions} sessions from {files} file{'s' if files != 1 else ''}"
+        f" ({report.seconds:.1f} s)"
+    )
+    out.text(line)
+
+
+def answer(out: Output, result: Answer, one_line: bool = False) -> None:
+    """The packed context (or the answer with its citations); one line each in batch mode."""
+    if out.json:
+        out.record(result.to_dict())
+        return
+    if result.answer is not None:
+        text = result.answer
+        if result.citations:
+            text += "\n\nsources: " + ", ".join(result.citations)
+    else:
+        text = result.context
+        if not text:
+            out.info("no memories matched")
+    if one_line:
+        text = " ".join(text.split())
+    if text or one_line:
+        out.text(text)
+
+
+def config(out: Output, values: dict[str, Any], source: str | None) -> None:
+    """The effective configuration as YAML (or JSON)."""
+    if out.json:
+        out.record({"source_file": source, **values})
+        return
+    import yaml
+
+    out.info(f"# from {source}" if source else "# no config file found: defaults and environment")
+    out.text(yaml.safe_dump(values, sort_keys=False, allow_unicode=True))
+
+
+def record_or_line(out: Output, result: dict[str, Any], verb: str) -> None:
+    """A small result dict as JSON, or as `verb: key=value ...`."""
+    if out.json:
+        out.record(result)
+    else:
+        out.text(f"{verb}: " + ", ".join(f"{k} {v}" for k, v in result.items()))
+
+
+def counts_table(title: str, counts: dict[str, int], key: str) -> Table:
+    """A two-column table of names and counts."""
+    table = Table(title=title, title_justify="left")
+    table.add_column(key)
+    table.add_column("count", justify="right")
+    for name, n in counts.items():
+        table.add_row(name, str(n))
+    if not counts:
+        table.add_row("(none)", "0")
+    return table
+
+
+def stats(out: Output, stats: dict[str, Any]) -> None:
+    """`memcli inspect` for people."""
+    if out.json:
+        out.record(stats)
+        return
+    emb = stats["embedding"]
+    out.text(
+        f"database  {stats['db']} ({stats['bytes']:,} bytes)\n"
+        f"space     {stats['space']} (all spaces: {', '.join(stats['spaces']) or '-'})\n"
+        f"sources   {stats['sources']} files, {stats['sessions']} sessions\n"
+        f"embedding {emb['provider']}"
+        + (f" {emb['model']}" if emb["model"] else "")
+        + (f" ({emb['dim']} dims)" if emb["dim"] else "")
+    )
+    out.table(counts_table("nodes", stats["nodes"], "kind"))
+    out.table(counts_table("edges", stats["edges"], "type"))
+    for extra in stats.get("sections", []):
+        out.table(counts_table(extra["title"], extra["counts"], extra["key"]))
+
+
+def node(out: Output, view: dict[str, Any]) -> None:
+    """`memcli inspect node ID` for people."""
+    if out.json:
+        out.record(view)
+        return
+    lines = [f"{view['node_id']}  ({view['kind']}, space {view['space']})", "", view["text"], ""]
+    for key in ("speaker", "session", "seq", "timestamp", "ref", "belief", "status", "created_at"):
+        if view.get(key) is not None:
+            lines.append(f"{key:<10} {view[key]}")
+    for key, value in view["props"].items():
+        lines.append(f"{key:<10} {json.dumps(value, ensure_ascii=False)}")
+    out.text("\n".join(lines))
+    table = Table(title="neighbours", title_justify="left")
+    for col in ("dir", "edge", "node", "kind", "text"):
+        table.add_column(col)
+    for n in view["neighbours"]:
+        arrow = "→" if n["direction"] == "out" else "←"
+        table.add_row(arrow, n["type"], n["node_id"], n["kind"], n["text"])
+    out.table(table)
+    prov = view["provenance"]
+    if prov["episodes"]:
+        out.text("derived from episodes: " + ", ".join(prov["episodes"]))
+    if prov["files"]:
+        out.text("ingested from: " + ", ".join(prov["files"]))
+
+
+def eval_report(out: Output, report: dict[str, Any], json_out: Any) -> None:
+    """Benchmark tables on stdout; every question's result in the JSON file when asked."""
+    if json_out is not None:
+        with open(json_out, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=1, ensure_ascii=False)
+    summary = {k: v for k, v in report.items() if k != "questions"}
+    if out.json:
+        out.record(summary)
+        return
+    ks = report["ks"]
+    table = Table(title=f"LoCoMo evidence recall (%) — {report['file']}", title_justify="left")
+    for col in ("strategy", "n", *[f"R@{k}" for k in ks], "session R@10", "coverage", "ms/q"):
+        table.add_column(col, justify="left" if col == "strategy" else "right")
+    for name, res in report["results"].items():
+        table.add_row(
+            name,
+            str(res["n"]),
+            *[f"{res['recall'][str(k)]:.1f}" for k in ks],
+            f"{res['session_recall@10']:.1f}",
+            f"{res['coverage']:.1f}",
+            f"{res['latency_ms']['mean']:.0f}",
+        )
+    out.table(table)
+    cut = "10" if 10 in ks else str(ks[-1])
+    cats = Table(title=f"recall@{cut} by category (%)", title_justify="left")
+    names = list(report["results"])
+    cats.add_column("category")
+    cats.add_column("n", justify="right")
+    for name in names:
+        cats.add_column(name, justify="right")
+    first = report["results"][names[0]]["by_category"]
+    for cat, block in first.items():
+        row = [report["results"][n]["by_category"][cat]["recall"][cut] for n in names]
+        cats.add_row(cat, str(block["n"]), *[f"{v:.1f}" for v in row])
+    out.table(cats)
+    out.info(f"{report['embedding']} embeddings, {report['seconds']:.0f} s")

@@ -1,0 +1,89 @@
+"""Retrieval strategies behind one protocol and a registry.
+
+A strategy is one module in this package that decorates a function
+`retrieve(ctx, query, k) -> list[Hit]` with `@register_retriever("name")`, plus its
+module name in STRATEGY_MODULES (modules are imported on first use).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memcli.errors import ConfigError
+from memcli.models import Hit
+
+if TYPE_CHECKING:
+    from memcli.config import RetrievalConfig
+    from memcli.llm import Embedder
+    from memcli.store import Store
+
+Retriever = Callable[["SearchContext", str, int], list[Hit]]
+
+STRATEGY_MODULES: tuple[str, ...] = ("lexical", "semantic", "hybrid")
+
+_REGISTRY: dict[str, Retriever] = {}
+
+
+def register_retriever(name: str) -> Callable[[Retriever], Retriever]:
+    """Decorator: make `fn` available as `ask --strategy name`."""
+
+    def wrap(fn: Retriever) -> Retriever:
+        _REGISTRY[name] = fn
+        return fn
+
+    return wrap
+
+
+def _load_all() -> None:
+    for module in STRATEGY_MODULES:
+        importlib.import_module(f"memcli.retrieval.{module}")
+
+
+def strategy_names() -> list[str]:
+    """Every registered strategy name."""
+    _load_all()
+    return sorted(_REGISTRY)
+
+
+def get_retriever(name: str) -> Retriever:
+    """The strategy registered under `name`, or a ConfigError listing the choices."""
+    _load_all()
+    if name not in _REGISTRY:
+        close = difflib.get_close_matches(name, list(_REGISTRY), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ConfigError(
+            f"unknown retrieval strategy {name!r}{hint}",
+            fix=f"choose one of: {', '.join(sorted(_REGISTRY))}",
+        )
+    return _REGISTRY[name]
+
+
+@dataclass
+class SearchContext:
+    """What a strategy may use: the store, the space, the embedder and the settings."""
+
+    store: Store
+    space: str
+    embedder: Embedder | None
+    cfg: RetrievalConfig
+    _vectors: dict[str, Any] = field(default_factory=dict)
+
+    def query_vector(self, text: str) -> Any:
+        """The query's embedding (computed once per text), or None without an embedder."""
+        if self.embedder is None:
+            return None
+        if text not in self._vectors:
+            self._vectors[text] = self.embedder.embed([text])[0]
+        return self._vectors[text]
+
+    def hits(self, scored: Sequence[tuple[int, float]], k: int | None = None) -> list[Hit]:
+        """Turn (node id, score) pairs, best first, into Hits with provenance filled in."""
+        chosen = list(scored if k is None else scored[:k])
+        nodes = self.store.nodes_by_ids(i for i, _ in chosen)
+        derived = [i for i, _ in chosen if i in nodes and nodes[i].kind != "episode"]
+        sources = self.store.sources_of(derived) if derived else {}
+        return [Hit(nodes[i], score, sources.get(i, [])) for i, score in chosen if i in nodes]

@@ -1,0 +1,104 @@
+"""Packing ranked hits into a context an LLM (or a person) can read within a word budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from memcli.models import Hit, Node
+
+# Section order and titles for derived kinds; episodes come last, in time order.
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("fact", "Facts"),
+    ("reflection", "Reflections"),
+    ("segment", "Topics"),
+    ("entity", "Entities"),
+    ("concept", "Concepts"),
+)
+
+
+@dataclass
+class Packed:
+    """The rendered context and the hits that made it in."""
+
+    context: str
+    included: list[Hit]
+
+
+def when(node: Node) -> str:
+    """A readable date for a node's timestamp ('Mon 8 May 2023, 13:56'), or ''."""
+    if not node.timestamp:
+        return ""
+    try:
+        moment = datetime.fromisoformat(node.timestamp)
+    except ValueError:
+        return node.timestamp
+    text = f"{moment:%a} {moment.day} {moment:%B %Y}"
+    return text if (moment.hour, moment.minute) == (0, 0) else f"{text}, {moment:%H:%M}"
+
+
+def item_line(hit: Hit) -> str:
+    """One line of context for a hit, led by its citable id."""
+    node = hit.node
+    if node.kind == "episode":
+        speaker = f"{node.speaker}: " if node.speaker else ""
+        return f"[{node.node_id}] {speaker}{node.text}"
+    extra = ""
+    if node.kind == "segment" and node.props.get("keywords"):
+        extra = f" (keywords: {', '.join(node.props['keywords'])})"
+    dated = f" ({when(node)})" if node.kind == "fact" and node.timestamp else ""
+    return f"- [{node.node_id}] {node.text}{dated}{extra}"
+
+
+def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int]) -> list[Hit]:
+    """Best-ranked hits first, within per-kind caps and the word budget."""
+    used = 0
+    taken: dict[str, int] = {}
+    chosen: list[Hit] = []
+    for hit in hits:
+        kind = hit.node.kind
+        if taken.get(kind, 0) >= caps.get(kind, budget):
+            continue
+        words = len(item_line(hit).split())
+        if used + words > budget:
+            continue  # a long item may not fit where a shorter, lower-ranked one does
+        used += words
+        taken[kind] = taken.get(kind, 0) + 1
+        chosen.append(hit)
+    return chosen
+
+
+def _episode_order(hit: Hit) -> tuple[object, ...]:
+    n = hit.node
+    return (n.timestamp is None, n.timestamp or "", n.session or "", n.seq or 0, n.id)
+
+
+def render(chosen: Sequence[Hit]) -> str:
+    """Sections of derived memories, then conversation excerpts grouped by session in time order."""
+    parts: list[str] = []
+    for kind, title in SECTIONS:
+        lines = [item_line(h) for h in chosen if h.node.kind == kind]
+        if lines:
+            parts.append(f"## {title}\n" + "\n".join(lines))
+    episodes = sorted((h for h in chosen if h.node.kind == "episode"), key=_episode_order)
+    if episodes:
+        lines = ["## Conversation excerpts (oldest first)"]
+        current: tuple[str | None, str | None] | None = None
+        for hit in episodes:
+            header = (hit.node.session, hit.node.timestamp)
+            if header != current:
+                date = when(hit.node)
+                lines.append(
+                    f"### {hit.node.session or 'session'}" + (f" — {date}" if date else "")
+                )
+                current = header
+            lines.append(item_line(hit))
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def pack(hits: Sequence[Hit], budget: int, caps: dict[str, int]) -> Packed:
+    """Choose hits within the budget and render them."""
+    chosen = _select(hits, budget, caps)
+    return Packed(render(chosen), chosen)

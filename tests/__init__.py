@@ -1,0 +1,1 @@
+"""memcli tests; a package so helpers import as tests.<module>."""

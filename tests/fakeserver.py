@@ -1,0 +1,397 @@
+"""A loopback fake model server speaking enough of the Ollama and OpenAI HTTP APIs for tests.
+
+Embeddings are deterministic feature hashes of words (plus a little character-trigram signal),
+so texts that share words are close and retrieval tests mean something. Chat replies are
+scripted. Fault switches make the next requests fail, stall, drop or return broken JSON.
+
+    with FakeModelServer() as server:
+        server.reply('{"answer": 42}')
+        chat = create_chat(LLMConfig(provider="ollama", model="m", url=server.ollama_url))
+        assert chat.chat([{"role": "user", "content": "?"}]).text == '{"answer": 42}'
+        assert server.requests[0].body["stream"] is False
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import socket
+import threading
+import traceback
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[dict[str, Any]], str]
+
+_WORD = re.compile(r"\w+")
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def count_tokens(text: str) -> int:
+    """The fake's token count: words and punctuation marks."""
+    return len(_TOKEN.findall(text))
+
+
+def _bucket(feature: str, dim: int) -> tuple[int, float]:
+    # blake2b, not hash(): Python salts str hashes per process and the vectors must be stable.
+    value = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "big")
+    return value % dim, 1.0 if (value >> 40) & 1 else -1.0
+
+
+def fake_embedding(text: str, dim: int = 64) -> list[float]:
+    """Unit-length signed feature hash of lower-cased words (weight 1) and their trigrams (1/4)."""
+    vector = [0.0] * dim
+    for word in _WORD.findall(text.lower()):
+        index, sign = _bucket("w:" + word, dim)
+        vector[index] += sign
+        padded = f"<{word}>"
+        for i in range(len(padded) - 2):
+            index, sign = _bucket("t:" + padded[i : i + 3], dim)
+            vector[index] += 0.25 * sign
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0:  # empty text: real servers still return a unit vector
+        return [1.0] + [0.0] * (dim - 1)
+    return [v / norm for v in vector]
+
+
+def refused_url() -> str:
+    """An http://127.0.0.1:PORT address where nothing listens (the port was just freed)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """One request as the server saw it; header names are lower-cased."""
+
+    method: str
+    path: str
+    body: Any  # parsed JSON, or the raw text when it was not JSON, or None
+    headers: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _Fault:
+    kind: str  # status | drop | malformed
+    status: int = 500
+    message: str = "internal error"
+    retry_after: str | None = None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+class FakeModelServer:
+    """Ollama and OpenAI-compatible endpoints on 127.0.0.1, with a request log and faults."""
+
+    def __init__(self, dim: int = 64, models: set[str] | None = None) -> None:
+        self.dim = dim
+        self.models = models  # None accepts any model name; a set answers 404 for others
+        self.delay = 0.0  # seconds every request waits before it is answered
+        self.api_key: str | None = None  # when set, /v1 requests need "Bearer <key>"
+        self.reject_json_schema = False  # answer response_format json_schema with a 400
+        self.responder: Responder | None = None
+        self.errors: list[str] = []  # exceptions raised inside handlers, for debugging
+        self._replies: deque[str] = deque()
+        self._faults: deque[_Fault] = deque()
+        self._log: list[LoggedRequest] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> FakeModelServer:
+        """Bind a free loopback port and serve from a daemon thread."""
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd.fake = self
+        # A short poll interval: shutdown() waits for the loop to notice, once per test.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and release the port; stalled handlers are woken up."""
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeModelServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """http://127.0.0.1:PORT"""
+        assert self._httpd is not None, "start the server first"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def ollama_url(self) -> str:
+        """Base address for the Ollama API."""
+        return self.url
+
+    @property
+    def openai_url(self) -> str:
+        """Base address for the OpenAI-compatible API (ends in /v1)."""
+        return self.url + "/v1"
+
+    # -- scripting ---------------------------------------------------------------------------
+
+    def reply(self, *texts: str) -> None:
+        """Queue chat replies; each chat request takes the next one."""
+        with self._lock:
+            self._replies.extend(texts)
+
+    def fail_next(
+        self,
+        n: int = 1,
+        status: int = 500,
+        message: str = "internal error",
+        retry_after: float | str | None = None,
+    ) -> None:
+        """The next n requests get HTTP `status` with `message` in the API's error shape."""
+        after = None if retry_after is None else str(retry_after)
+        with self._lock:
+            self._faults.extend(_Fault("status", status, message, after) for _ in range(n))
+
+    def drop_next(self, n: int = 1) -> None:
+        """The next n requests are read, then the connection is closed with no answer."""
+        with self._lock:
+            self._faults.extend(_Fault("drop") for _ in range(n))
+
+    def malformed_next(self, n: int = 1) -> None:
+        """The next n requests get 200 with a body that is not valid JSON."""
+        with self._lock:
+            self._faults.extend(_Fault("malformed") for _ in range(n))
+
+    @property
+    def requests(self) -> list[LoggedRequest]:
+        """Every request so far, oldest first."""
+        with self._lock:
+            return list(self._log)
+
+    def requests_to(self, path: str) -> list[LoggedRequest]:
+        """The requests whose path is `path`."""
+        return [r for r in self.requests if r.path == path]
+
+    # -- used by the handler -----------------------------------------------------------------
+
+    def _record(self, request: LoggedRequest) -> _Fault | None:
+        with self._lock:
+            self._log.append(request)
+            return self._faults.popleft() if self._faults else None
+
+    def _chat_text(self, body: dict[str, Any]) -> str:
+        with self._lock:
+            if self._replies:
+                return self._replies.popleft()
+        return self.responder(body) if self.responder else "{}"
+
+    def _unknown_model(self, body: Any) -> str | None:
+        model = body.get("model") if isinstance(body, dict) else None
+        return None if self.models is None or model in self.models else str(model)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeModelServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients that time out on purpose leave broken pipes behind; keep them quiet.
+        self.fake.errors.append(traceback.format_exc())
+
+
+def _error_body(path: str, status: int, message: str, code: str = "error") -> dict[str, Any]:
+    if path.startswith("/v1/"):
+        kind = "invalid_request_error" if status < 500 else "server_error"
+        return {"error": {"message": message, "type": kind, "code": code}}
+    return {"error": message}
+
+
+def _prompt_tokens(body: dict[str, Any]) -> int:
+    return sum(count_tokens(str(m.get("content") or "")) for m in body.get("messages") or [])
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    # HTTP/1.0: one request per connection, so a dropped connection never poisons a pool.
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the request log replaces stderr chatter
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def _read_body(self) -> Any:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode("utf-8", "replace")
+
+    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _serve(self, method: str) -> None:
+        fake = self.server.fake
+        path = self.path.split("?", 1)[0]
+        body = self._read_body()
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        fault = fake._record(LoggedRequest(method, path, body, headers))
+        if fake.delay and fake._stopping.wait(fake.delay):
+            return
+        if fault is not None:
+            self._fault(path, fault)
+            return
+        refusal = self._refusal(fake, path, body, headers)
+        if refusal is not None:
+            self._send(*refusal)
+            return
+        route = _ROUTES.get((method, path))
+        if route is None:
+            self._send(404, _error_body(path, 404, f"no route for {method} {path}"))
+            return
+        route(self, fake, body if isinstance(body, dict) else {})
+
+    def _fault(self, path: str, fault: _Fault) -> None:
+        if fault.kind == "drop":
+            self.close_connection = True
+        elif fault.kind == "malformed":
+            self._send(200, b'{"model": "fake", "embeddings": [[0.1, 0.2,')
+        else:
+            extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+            self._send(fault.status, _error_body(path, fault.status, fault.message), extra)
+
+    def _refusal(
+        self, fake: FakeModelServer, path: str, body: Any, headers: dict[str, str]
+    ) -> tuple[int, dict[str, Any]] | None:
+        """Authentication, model and json_schema checks, in the order real servers make them."""
+        if fake.api_key and path.startswith("/v1/"):
+            given = headers.get("authorization", "").removeprefix("Bearer ")
+            if given != fake.api_key:
+                # Echoes the wrong key in full, as a careless server might, so tests can
+                # check that memcli keeps it out of its own messages.
+                text = f"Incorrect API key provided: {given or '(none)'}"
+                return 401, _error_body(path, 401, text, "invalid_api_key")
+        if _runs_model(path) and (missing := fake._unknown_model(body)) is not None:
+            if path.startswith("/v1/"):
+                text = f"The model `{missing}` does not exist or you do not have access to it."
+                return 404, _error_body(path, 404, text, "model_not_found")
+            return 404, _error_body(path, 404, f'model "{missing}" not found, try pulling it first')
+        response_format = body.get("response_format") if isinstance(body, dict) else None
+        if fake.reject_json_schema and (response_format or {}).get("type") == "json_schema":
+            text = "response_format.type must be 'json_object' or 'text'"
+            return 400, _error_body(path, 400, text)
+        return None
+
+    # -- routes ------------------------------------------------------------------------------
+
+    def ollama_embed(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
+        texts = _texts(body)
+        vectors = [fake_embedding(t, fake.dim) for t in texts]
+        tokens = sum(count_tokens(t) for t in texts)
+        self._send(
+            200, {"model": body.get("model"), "embeddings": vectors, "prompt_eval_count": tokens}
+        )
+
+    def ollama_chat(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
+        text = fake._chat_text(body)
+        head = {"model": body.get("model"), "created_at": _now()}
+        final = {
+            **head,
+            "message": {"role": "assistant", "content": text},
+            "done": True,
+            "done_reason": "stop",
+            "prompt_eval_count": _prompt_tokens(body),
+            "eval_count": count_tokens(text),
+        }
+        if body.get("stream") is False:
+            self._send(200, final)
+            return
+        # Ollama streams unless told not to: NDJSON, the text first, then the closing record.
+        first = {**head, "message": {"role": "assistant", "content": text}, "done": False}
+        final["message"] = {"role": "assistant", "content": ""}
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.end_headers()
+        self.wfile.write(f"{json.dumps(first)}\n{json.dumps(final)}\n".encode())
+
+    def ollama_tags(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
+        names = sorted(fake.models) if fake.models is not None else ["fake-model:latest"]
+        info = {"modified_at": _now(), "size": 0, "digest": "0" * 64}
+        self._send(200, {"models": [{"name": n, "model": n, **info} for n in names]})
+
+    def ollama_version(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
+        self._send(200, {"version": "0.6.3"})
+
+    def openai_embeddings(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
+        texts = _texts(body)
+        data = [{"index": i, "embedding": fake_embedding(t, fake.dim)} for i, t in enumerate(texts)]
+        tokens = sum(count_tokens(t) for t in texts)
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        # Reversed on purpose: the API promises indices, not order, so clients must sort.
+        self._send(200, {"object": "list", "data": data[::-1], "usage": usage})
+
+    def openai_chat(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
+        text = fake._chat_text(body)
+        message = {"role": "assistant", "content": text}
+        choice = {"index": 0, "message": message, "finish_reason": "stop"}
+        prompt, completion = _prompt_tokens(body), count_tokens(text)
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion}
+        self._send(200, {"object": "chat.completion", "choices": [choice], "usage": usage})
+
+    def openai_models(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
+        names = sorted(fake.models) if fake.models is not None else ["fake-model"]
+        self._send(200, {"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
+
+
+def _texts(body: dict[str, Any]) -> list[str]:
+    texts = body.get("input", "")
+    return [texts] if isinstance(texts, str) else [str(t) for t in texts]
+
+
+def _runs_model(path: str) -> bool:
+    # The endpoints that run a model, and so check its name.
+    return path in ("/api/embed", "/api/chat", "/v1/embeddings", "/v1/chat/completions")
+
+
+_ROUTES: dict[tuple[str, str], Callable[[_Handler, FakeModelServer, dict[str, Any]], None]] = {
+    ("POST", "/api/embed"): _Handler.ollama_embed,
+    ("POST", "/api/chat"): _Handler.ollama_chat,
+    ("GET", "/api/tags"): _Handler.ollama_tags,
+    ("GET", "/api/version"): _Handler.ollama_version,
+    ("POST", "/v1/embeddings"): _Handler.openai_embeddings,
+    ("POST", "/v1/chat/completions"): _Handler.openai_chat,
+    ("GET", "/v1/models"): _Handler.openai_models,
+}

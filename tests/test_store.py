@@ -1,0 +1,153 @@
+"""The SQLite store: schema, search, provenance, deletion, safety."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from memcli.errors import DatabaseError, NodeNotFound
+from memcli.models import Edge
+from memcli.store import open_store
+from memcli.store.fts import fts_query
+from memcli.store.migrations import MIGRATIONS
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    s = open_store(tmp_path / "m.db")
+    yield s
+    s.close()
+
+
+def _episode(store, text: str, seq: int, speaker: str = "Ana", space: str = "default") -> int:
+    return store.insert_node(
+        space, "episode", text, speaker=speaker, session="s1", seq=seq, ref=f"D1:{seq}"
+    )
+
+
+def test_file_is_private_and_wal(tmp_path: Path) -> None:
+    s = open_store(tmp_path / "sub" / "m.db")
+    mode = stat.S_IMODE(os.stat(tmp_path / "sub" / "m.db").st_mode)
+    assert mode == 0o600
+    assert s.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert s.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    s.close()
+
+
+def test_reopen_keeps_data_and_does_not_remigrate(tmp_path: Path) -> None:
+    s = open_store(tmp_path / "m.db")
+    with s.transaction():
+        _episode(s, "hello there", 0)
+    s.close()
+    s = open_store(tmp_path / "m.db")
+    assert s.count_nodes("default") == {"episode": 1}
+    s.close()
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    s = open_store(tmp_path / "m.db")
+    s.conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 5}")
+    s.close()
+    with pytest.raises(DatabaseError, match="newer"):
+        open_store(tmp_path / "m.db")
+
+
+def test_not_a_database_is_refused(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.db"
+    bogus.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(DatabaseError):
+        open_store(bogus)
+
+
+def test_transaction_rolls_back_on_error(store) -> None:
+    with pytest.raises(RuntimeError), store.transaction():
+        _episode(store, "never stored", 0)
+        raise RuntimeError("boom")
+    assert store.count_nodes("default") == {}
+    assert store.text_search("default", "stored", 5) == []
+
+
+def test_text_and_vector_search_are_scoped_to_a_space(store) -> None:
+    with store.transaction():
+        a = _episode(store, "we adopted a puppy named Rex", 0)
+        b = _episode(store, "we adopted a kitten", 1, space="other")
+        store.ensure_vectors(3)
+        store.put_vectors(
+            [(a, "default", "episode", [1, 0, 0]), (b, "other", "episode", [1, 0, 0])]
+        )
+    assert [i for i, _ in store.text_search("default", "adopted puppy", 5)] == [a]
+    assert [i for i, _ in store.vector_search("other", [1, 0, 0], 5)] == [b]
+    assert store.vector_search("default", [1, 0, 0], 5, kinds=["fact"]) == []
+
+
+def test_bm25_prefers_the_better_match(store) -> None:
+    with store.transaction():
+        weak = _episode(store, "the weather was fine and we talked", 0)
+        strong = _episode(store, "pottery class: I made a pottery bowl", 1)
+    ranked = [i for i, _ in store.text_search("default", "What did she make in pottery?", 5)]
+    assert ranked[0] == strong and weak not in ranked
+
+
+def test_fts_query_drops_stopwords_and_quotes() -> None:
+    assert fts_query('What did "Caroline" do?') == '"caroline"'
+    assert fts_query("???") == ""
+
+
+def test_provenance_walks_to_episodes_in_order(store) -> None:
+    with store.transaction():
+        e1, e2 = _episode(store, "one", 1), _episode(store, "two", 2)
+        fact = store.insert_node("default", "fact", "a fact")
+        refl = store.insert_node("default", "reflection", "an insight")
+        seg = store.insert_node("default", "segment", "a topic")
+        store.add_edges(
+            "default",
+            [
+                Edge(fact, e2, "DERIVED_FROM"),
+                Edge(fact, e1, "DERIVED_FROM"),
+                Edge(refl, fact, "DERIVED_FROM_FACT"),
+                Edge(e1, seg, "PART_OF"),
+            ],
+        )
+    sources = store.sources_of([fact, refl, seg, e1])
+    assert sources == {fact: ["D1:1", "D1:2"], refl: ["D1:1", "D1:2"], seg: ["D1:1"], e1: []}
+
+
+def test_delete_removes_edges_vectors_and_text(store) -> None:
+    with store.transaction():
+        a, b = _episode(store, "alpha words", 0), _episode(store, "beta words", 1)
+        store.add_edges("default", [Edge(a, b, "NEXT")])
+        store.ensure_vectors(2)
+        store.put_vectors([(a, "default", "episode", [1, 0]), (b, "default", "episode", [0, 1])])
+    with store.transaction():
+        store.delete_nodes([a])
+    assert store.count_edges("default") == {}
+    assert store.text_search("default", "alpha", 5) == []
+    assert [i for i, _ in store.vector_search("default", [1, 0], 5)] == [b]
+
+
+def test_duplicate_edges_are_ignored(store) -> None:
+    with store.transaction():
+        a, b = _episode(store, "x", 0), _episode(store, "y", 1)
+        assert store.add_edges("default", [Edge(a, b, "NEXT"), Edge(a, b, "NEXT")]) == 1
+
+
+def test_node_lookup_by_public_id(store) -> None:
+    with store.transaction():
+        a = _episode(store, "x", 0)
+    assert store.node_by_public_id(f"ep{a}", "default").text == "x"
+    for bad in (f"fa{a}", "ep999", "zz1", "ep"):
+        with pytest.raises(NodeNotFound):
+            store.node_by_public_id(bad, "default")
+    with pytest.raises(NodeNotFound):
+        store.node_by_public_id(f"ep{a}", "elsewhere")
+
+
+def test_vector_dimension_change_needs_reindex(store) -> None:
+    with store.transaction():
+        store.ensure_vectors(3)
+        store.set_meta("embedding.dim", "3")
+    with pytest.raises(DatabaseError, match="reindex"):
+        store.ensure_vectors(4)
