@@ -91,15 +91,12 @@ class State:
         return load_config(str(self.config) if self.config else None, overrides=overrides)
 
 
-def _state() -> State:
-    """The State of the running command (a fresh one when called outside the main app)."""
-    import click
-
-    current = click.get_current_context()
-    obj = current.find_object(State)
+def _state(ctx: typer.Context) -> State:
+    """The State of the running command (a fresh one when a sub-app is invoked alone)."""
+    obj = ctx.find_object(State)
     if obj is None:
         obj = State()
-        current.obj = obj
+        ctx.obj = obj
     return obj
 
 
@@ -129,12 +126,10 @@ def handled(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (typer.Exit, typer.Abort):
+        except (typer.Exit, typer.Abort, SystemExit):
             raise
         except BaseException as exc:  # every failure leaves through _fail
-            if isinstance(exc, SystemExit):
-                raise
-            raise _fail(_state(), exc) from None
+            raise _fail(_state(kwargs["ctx"]), exc) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -183,6 +178,7 @@ def main_options(
 @app.command()
 @handled
 def ingest(
+    ctx: typer.Context,
     files: Annotated[list[str], typer.Argument(help="Files to store; '-' reads stdin.")],
     fmt: Annotated[
         str | None,
@@ -205,7 +201,7 @@ def ingest(
 
       memcli --json ingest locomo10.json
     """
-    state = _state().merge(db, space, json_mode)
+    state = _state(ctx).merge(db, space, json_mode)
     with memory(state) as mem:
         report = mem.ingest(
             files, fmt=fmt, skip_invalid=skip_invalid, progress=state.out.progress()
@@ -216,6 +212,7 @@ def ingest(
 @app.command()
 @handled
 def ask(
+    ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="The question; '-' reads one per stdin line.")],
     context_only: Annotated[
         bool, typer.Option("--context-only", help="Print the packed memory; no LLM is called.")
@@ -238,7 +235,7 @@ def ask(
 
       printf 'Q1\\nQ2\\n' | memcli --json ask --context-only -
     """
-    state = _state().merge(db, space, json_mode)
+    state = _state(ctx).merge(db, space, json_mode)
     with memory(state) as mem:
         questions = _stdin_lines() if question == "-" else [question]
         for q in questions:
@@ -267,7 +264,7 @@ def inspect_main(
 
       memcli inspect node ep12
     """
-    state = _state().merge(db, space, json_mode)
+    state = _state(ctx).merge(db, space, json_mode)
     if ctx.invoked_subcommand is None:
         with memory(state) as mem:
             render.stats(state.out, mem.stats())
@@ -275,9 +272,11 @@ def inspect_main(
 
 @inspect_app.command("stats")
 @handled
-def inspect_stats(db: DbOpt = None, space: SpaceOpt = None, json_mode: JsonOpt = False) -> None:
+def inspect_stats(
+    ctx: typer.Context, db: DbOpt = None, space: SpaceOpt = None, json_mode: JsonOpt = False
+) -> None:
     """Counts of nodes by kind and edges by type, spaces, embedding model, file size."""
-    state = _state().merge(db, space, json_mode)
+    state = _state(ctx).merge(db, space, json_mode)
     with memory(state) as mem:
         render.stats(state.out, mem.stats())
 
@@ -285,33 +284,34 @@ def inspect_stats(db: DbOpt = None, space: SpaceOpt = None, json_mode: JsonOpt =
 @inspect_app.command("node")
 @handled
 def inspect_node(
+    ctx: typer.Context,
     node_id: Annotated[str, typer.Argument(help="A node id such as ep12 or fa3.")],
     db: DbOpt = None,
     space: SpaceOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
     """One node: its text and properties, its neighbours, and where it came from."""
-    state = _state().merge(db, space, json_mode)
+    state = _state(ctx).merge(db, space, json_mode)
     with memory(state) as mem:
         render.node(state.out, mem.node_view(node_id))
 
 
 @app.command("config")
 @handled
-def show_config(json_mode: JsonOpt = False) -> None:
+def show_config(ctx: typer.Context, json_mode: JsonOpt = False) -> None:
     """Print the effective configuration (secrets masked) and the file it came from."""
     from memcli.config import masked
 
-    state = _state().merge(None, None, json_mode)
+    state = _state(ctx).merge(None, None, json_mode)
     cfg = state.config_obj()
     render.config(state.out, masked(cfg), cfg.source_file)
 
 
 @app.command()
 @handled
-def reindex(db: DbOpt = None, json_mode: JsonOpt = False) -> None:
+def reindex(ctx: typer.Context, db: DbOpt = None, json_mode: JsonOpt = False) -> None:
     """Re-embed every node with the configured embedding model (after changing models)."""
-    state = _state().merge(db, None, json_mode)
+    state = _state(ctx).merge(db, None, json_mode)
     with memory(state) as mem:
         render.record_or_line(state.out, mem.reindex(progress=state.out.progress()), "reindexed")
 
@@ -329,6 +329,7 @@ def _int_list(text: str) -> list[int]:
 @eval_app.command("locomo")
 @handled
 def eval_locomo(
+    ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="A LoCoMo JSON file (locomo10.json format).")],
     strategy: Annotated[
         str, typer.Option("--strategy", help="Strategy, or several separated by commas.")
@@ -349,7 +350,7 @@ def eval_locomo(
     """
     from memcli.eval.locomo import run_locomo
 
-    state = _state().merge(None, None, json_mode)
+    state = _state(ctx).merge(None, None, json_mode)
     names = [s.strip() for s in strategy.split(",") if s.strip()]
     cfg = state.config_obj()
     report = run_locomo(str(file), cfg, names, _int_list(k), progress=state.out.progress())

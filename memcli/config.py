@@ -81,13 +81,17 @@ class RetrievalConfig:
     pool: int = 60  # hits ranked for packing the context (at least k)
     word_budget: int = 1000  # words of packed context
     candidates: int = 50  # candidates taken from each signal before fusion
-    rrf_k: int = 60  # reciprocal-rank-fusion constant
+    lexical_weight: float = 0.5  # share of normalised BM25 in the fused similarity
     max_facts: int = 60
     max_reflections: int = 20
     max_episodes: int = 80
 
     def __post_init__(self) -> None:
-        _check_positive(self, ("k", "pool", "word_budget", "candidates", "rrf_k"))
+        _check_positive(self, ("k", "pool", "word_budget", "candidates"))
+        if not 0.0 <= self.lexical_weight <= 1.0:
+            raise ConfigError(
+                f"retrieval.lexical_weight must be in [0, 1], got {self.lexical_weight}"
+            )
         _check_positive(self, ("max_facts", "max_reflections", "max_episodes"), 0)
 
 

@@ -17,12 +17,14 @@ def ingest(out: Output, report: IngestReport) -> None:
         out.record(report.to_dict())
         return
     files = len(report.files)
-    line = (
-        f"{report.new} new episodes, {report.skipped} already stored"
-        f"{f', {report.invalid} invalid skipped' if report.invalid else ''}"
-        f" in {report.sessions} sessions from {files} file{'s' if files != 1 else ''}"
-        f" ({report.seconds:.1f} s)"
-    )
+    line = f"{report.new} new episodes"
+    if report.new:
+        line += f" in {report.sessions} session{'s' if report.sessions != 1 else ''}"
+    if report.skipped:
+        line += f", {report.skipped} already stored"
+    if report.invalid:
+        line += f", {report.invalid} invalid records skipped"
+    line += f" ({files} file{'s' if files != 1 else ''}, {report.seconds:.1f} s)"
     out.text(line)
 
 

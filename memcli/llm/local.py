@@ -52,7 +52,10 @@ class LocalEmbedder:
     def _load(self) -> Any:
         if self._st is None:
             location = self._location()
+            # Model loading must not draw its own progress bars over ours.
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             if Path(location).exists():
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
             try:

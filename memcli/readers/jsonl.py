@@ -7,6 +7,7 @@ clean failure, the 1 MiB message limit, and finding the line where an element st
 from __future__ import annotations
 
 import json
+import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
@@ -30,6 +31,8 @@ SESSION_KEYS = ("session", "session_id", "conversation")
 REF_KEYS = ("id",)
 
 _JSON_SPACE = " \t\n\r"
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _decoder = json.JSONDecoder()
 
 
@@ -152,12 +155,34 @@ def json_type(value: Any) -> str:
 def load_document(text: str) -> Any:
     """Parse a whole JSON document; a BadRecord (with the error's line) when it is not JSON."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         return BadRecord(exc.lineno, f"invalid JSON: {exc.msg} at column {exc.colno}")
     except RecursionError:
         # The C parser recurses once per nesting level; hostile input can exhaust the stack.
         return BadRecord(1, "invalid JSON: nested too deeply")
+    escape = _SURROGATE_ESCAPE.search(text)
+    if escape and _has_lone_surrogate(value):
+        # json accepts "\ud800" on its own, but such a string cannot be stored as UTF-8.
+        line = text.count("\n", 0, escape.start()) + 1
+        return BadRecord(line, "invalid JSON: a \\u escape encodes half a surrogate pair")
+    return value
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """True when any string (key or value) inside `value` holds an unpaired surrogate."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 class LineIndex:

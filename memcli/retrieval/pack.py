@@ -84,9 +84,9 @@ def render(chosen: Sequence[Hit]) -> str:
     episodes = sorted((h for h in chosen if h.node.kind == "episode"), key=_episode_order)
     if episodes:
         lines = ["## Conversation excerpts (oldest first)"]
-        current: tuple[str | None, str | None] | None = None
+        current: str | None = None
         for hit in episodes:
-            header = (hit.node.session, hit.node.timestamp)
+            header = hit.node.session or ""
             if header != current:
                 date = when(hit.node)
                 lines.append(

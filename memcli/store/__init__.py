@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -14,16 +15,18 @@ from memcli.store.fts import FtsMixin
 from memcli.store.migrations import migrate
 from memcli.store.nodes import NodesMixin
 from memcli.store.vectors import VectorsMixin
+from memcli.store.work import WorkMixin
 
 __all__ = ["Store", "open_store"]
 
 
-class Store(NodesMixin, EdgesMixin, VectorsMixin, FtsMixin):
+class Store(NodesMixin, EdgesMixin, VectorsMixin, FtsMixin, WorkMixin):
     """A migrated connection to one memcli database file."""
 
     def __init__(self, conn: Any, path: Path) -> None:
         self.conn = conn
         self.path = path
+        self._lock = threading.Lock()  # model threads share this connection for the cache
 
     def close(self) -> None:
         self.conn.close()

@@ -127,3 +127,55 @@ def migrate(conn: Any) -> int:
                 (f"migration.{name}", stamp),
             )
     return len(MIGRATIONS)
+
+
+@migration
+def m002_consolidation(conn: Any) -> None:
+    run_script(
+        conn,
+        """
+        CREATE TABLE llm_cache (
+            key TEXT PRIMARY KEY,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            response TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL
+        );
+
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            space TEXT NOT NULL,
+            stage TEXT NOT NULL,
+            status TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            items INTEGER NOT NULL DEFAULT 0,
+            nodes INTEGER NOT NULL DEFAULT 0,
+            edges INTEGER NOT NULL DEFAULT 0,
+            llm_calls INTEGER NOT NULL DEFAULT 0,
+            cache_hits INTEGER NOT NULL DEFAULT 0,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT
+        );
+        CREATE INDEX runs_space_stage ON runs (space, stage, id);
+
+        CREATE TABLE processed (
+            space TEXT NOT NULL,
+            stage TEXT NOT NULL,
+            node INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            PRIMARY KEY (stage, node)
+        ) WITHOUT ROWID;
+        CREATE INDEX processed_node ON processed (node);
+
+        CREATE TABLE locks (
+            name TEXT PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            acquired_at TEXT NOT NULL
+        );
+        """,
+    )

@@ -1,0 +1,1 @@
+"""Built-in prompt files, one per LLM task (packaged as memcli.prompts)."""
