@@ -338,6 +338,13 @@ def eval_locomo(
     json_out: Annotated[
         Path | None, typer.Option("--json-out", help="Write every question's result here.")
     ] = None,
+    consolidate: Annotated[
+        bool,
+        typer.Option(
+            "--consolidate/--no-consolidate",
+            help="Consolidate each store before asking (no-LLM stages when no LLM is set).",
+        ),
+    ] = False,
     json_mode: JsonOpt = False,
 ) -> None:
     """Evidence recall of retrieval on LoCoMo, each conversation in its own temporary store.
@@ -353,7 +360,9 @@ def eval_locomo(
     state = _state(ctx).merge(None, None, json_mode)
     names = [s.strip() for s in strategy.split(",") if s.strip()]
     cfg = state.config_obj()
-    report = run_locomo(str(file), cfg, names, _int_list(k), progress=state.out.progress())
+    report = run_locomo(
+        str(file), cfg, names, _int_list(k), state.out.progress(), consolidate=consolidate
+    )
     render.eval_report(state.out, report, json_out)
 
 

@@ -45,7 +45,9 @@ def questions(sample: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _memory_for(sample: dict[str, Any], cfg: Config, workdir: Path, shared: dict[str, Any]) -> Any:
+def _memory_for(
+    sample: dict[str, Any], cfg: Config, workdir: Path, shared: dict[str, Any], consolidate: bool
+) -> Any:
     """A fresh store holding only this conversation's turns (never its annotations)."""
     from memcli.ops import Memory
 
@@ -54,6 +56,8 @@ def _memory_for(sample: dict[str, Any], cfg: Config, workdir: Path, shared: dict
     conv_file.write_text(json.dumps(turns_only), encoding="utf-8")
     mem = Memory(dataclasses.replace(cfg, db=str(workdir / "memory.db"), space="default"), **shared)
     mem.ingest([str(conv_file)], fmt="locomo")
+    if consolidate:
+        mem.consolidate(flush=True, no_llm=mem.chat is None)
     return mem
 
 
@@ -108,8 +112,10 @@ def run_locomo(
     ks: Sequence[int] = (5, 10, 20),
     progress: Progress | None = None,
     shared: dict[str, Any] | None = None,
+    consolidate: bool = False,
 ) -> dict[str, Any]:
-    """Ingest each conversation into a temporary store and score every strategy on it."""
+    """Ingest (and optionally consolidate) each conversation into a temporary store, then
+    score every strategy on it."""
     from memcli.retrieval import get_retriever
 
     for name in strategies:
@@ -126,7 +132,7 @@ def run_locomo(
         for index, sample in enumerate(samples):
             conv_id = sample.get("sample_id") or f"conv{index}"
             with tempfile.TemporaryDirectory(prefix="memcli-eval-") as tmp:
-                mem = _memory_for(sample, cfg, Path(tmp), shared)
+                mem = _memory_for(sample, cfg, Path(tmp), shared, consolidate)
                 shared.setdefault("embedder", mem.load_embedder())  # load the model once
                 identity = mem.embedder_identity()
                 try:
@@ -143,6 +149,7 @@ def run_locomo(
         "file": path,
         "ks": list(ks),
         "embedding": identity,
+        "consolidated": consolidate,
         "seconds": round(time.perf_counter() - started, 2),
         "results": {s: summarize(rows[s], ks) for s in strategies},
         "questions": rows,

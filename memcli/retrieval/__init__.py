@@ -25,6 +25,10 @@ Retriever = Callable[["SearchContext", str, int], list[Hit]]
 
 STRATEGY_MODULES: tuple[str, ...] = ("lexical", "semantic", "hybrid")
 
+# Kinds returned as hits. Segments, concepts and entities organise the graph; their text is
+# a summary or a label, so they lead to memories rather than being memories themselves.
+MEMORY_KINDS: tuple[str, ...] = ("episode", "fact", "reflection")
+
 _REGISTRY: dict[str, Retriever] = {}
 
 

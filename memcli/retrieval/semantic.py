@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memcli.errors import ConfigError
 from memcli.models import Hit
-from memcli.retrieval import SearchContext, register_retriever
+from memcli.retrieval import MEMORY_KINDS, SearchContext, register_retriever
 
 
 def require_vectors(ctx: SearchContext) -> None:
@@ -20,4 +20,4 @@ def require_vectors(ctx: SearchContext) -> None:
 def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
     """The k nodes whose embeddings are closest to the query's."""
     require_vectors(ctx)
-    return ctx.hits(ctx.store.vector_search(ctx.space, ctx.query_vector(query), k))
+    return ctx.hits(ctx.store.vector_search(ctx.space, ctx.query_vector(query), k, MEMORY_KINDS))
