@@ -17,7 +17,7 @@ STOPWORDS = frozenset(
     this that these those there here what which who whom whose when where why how would
     could should can will shall may might must not no yes so than too very just also any
     some all each every both few more most other such only own same s t don
-    """.split()  # noqa: SIM905  (a word list reads better than a list literal)
+    """.split()
 )
 
 
