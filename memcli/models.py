@@ -160,6 +160,9 @@ class Answer:
     hits: list[Hit]
     answer: str | None = None
     citations: list[str] = field(default_factory=list)
+    # What the answer cost: llm_calls, cache_hits, prompt_tokens, completion_tokens (tokens
+    # as recorded, also for cached replies). For library callers; not part of --json.
+    usage: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -171,3 +174,38 @@ class Answer:
             out["answer"] = self.answer
             out["citations"] = self.citations
         return out
+
+
+@dataclass
+class PruneReport:
+    """What one `prune` removed (or, in a dry run, would remove)."""
+
+    dry_run: bool
+    removed: dict[str, int] = field(default_factory=dict)  # node kind -> count
+    edges: int = 0
+    sources: list[str] = field(default_factory=list)  # paths of the source rows removed
+    kept_shared: int = 0  # selected episodes kept because another source still holds them
+    cache_entries: int = 0  # model replies dropped from the cache (they may quote the text)
+    examples: list[dict[str, str]] = field(default_factory=list)
+    vacuumed: bool = False
+    bytes_before: int = 0
+    bytes_after: int = 0
+
+    @property
+    def total(self) -> int:
+        """Nodes removed, all kinds together."""
+        return sum(self.removed.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "removed": self.removed,
+            "edges": self.edges,
+            "sources": self.sources,
+            "kept_shared": self.kept_shared,
+            "cache_entries": self.cache_entries,
+            "examples": self.examples,
+            "vacuumed": self.vacuumed,
+            "bytes_before": self.bytes_before,
+            "bytes_after": self.bytes_after,
+        }

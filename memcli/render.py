@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from memcli.models import Answer, IngestReport
+from memcli.models import Answer, IngestReport, PruneReport
 from memcli.output import Output
 
 
@@ -37,6 +37,12 @@ def answer(out: Output, result: Answer, one_line: bool = False) -> None:
         text = result.answer
         if result.citations:
             text += "\n\nsources: " + ", ".join(result.citations)
+        if out.verbose and result.usage:
+            u = result.usage
+            out.info(
+                f"{u.get('prompt_tokens', 0)} prompt + {u.get('completion_tokens', 0)} completion"
+                f" tokens, {u.get('llm_calls', 0)} model calls, {u.get('cache_hits', 0)} cached"
+            )
     else:
         text = result.context
         if not text:
@@ -159,4 +165,67 @@ def eval_report(out: Output, report: dict[str, Any], json_out: Any) -> None:
         row = [report["results"][n]["by_category"][cat]["recall"][cut] for n in names]
         cats.add_row(cat, str(block["n"]), *[f"{v:.1f}" for v in row])
     out.table(cats)
+    info = report.get("answers", {})
+    if "skipped" in info:
+        out.info(f"answer metrics skipped: {info['skipped']}")
+    elif info:
+        out.table(answers_table(report["results"]))
+        out.info(
+            f"answers by {info['model']}, judged by {info['judge']}: {info['llm_calls']} model "
+            f"calls, {info['cache_hits']} from the cache; tok/q = answer prompt + completion "
+            "tokens (a cached reply counts its recorded tokens)"
+        )
     out.info(f"{report['embedding']} embeddings, {report['seconds']:.0f} s")
+
+
+#: Answer metric columns (judge reward and share judged correct, F1, BLEU-1 as percentages;
+#: tokens per query), in ANSWER_KEYS order.
+ANSWER_COLUMNS = ("reward", "correct", "F1", "BLEU-1", "tok/q")
+ANSWER_KEYS = ("judge_reward", "judge_accuracy", "f1", "bleu1", "tokens_per_query")
+
+
+def answer_cells(block: dict[str, Any] | None) -> list[str]:
+    """The answer metric cells of one table row ('-' when the block has none)."""
+    if block is None:
+        return ["-"] * len(ANSWER_KEYS)
+    judged = block["judged"] > 0  # judge means are undefined when the judge graded nothing
+    cells = [f"{block[k]:.1f}" if judged else "-" for k in ANSWER_KEYS[:2]]
+    cells += [f"{block['f1']:.1f}", f"{block['bleu1']:.1f}"]
+    return [*cells, f"{block['tokens_per_query']:.0f}"]
+
+
+def answers_table(results: dict[str, Any]) -> Table:
+    """Answer metrics of each strategy, overall and per category."""
+    table = Table(title="answers: LLM judge, F1, BLEU-1 (%)", title_justify="left")
+    for col in ("strategy", "category", "n", *ANSWER_COLUMNS):
+        table.add_column(col, justify="left" if col in ("strategy", "category") else "right")
+    for name, res in results.items():
+        table.add_row(name, "all", str(res["n"]), *answer_cells(res.get("answers")))
+        for cat, block in res["by_category"].items():
+            table.add_row("", cat, str(block["n"]), *answer_cells(block.get("answers")))
+    return table
+
+
+def prune(out: Output, report: PruneReport) -> None:
+    """What a prune removed (or would remove): counts by kind, sources, a few examples."""
+    if out.json:
+        out.record(report.to_dict())
+        return
+    verb = "would remove" if report.dry_run else "removed"
+    lines = [f"{verb} {report.total:,} nodes and {report.edges:,} edges"]
+    lines += [f"  {kind:<11} {n:>7,}" for kind, n in report.removed.items()]
+    if report.sources:
+        lines.append("source files: " + ", ".join(report.sources))
+    if report.kept_shared:
+        n = report.kept_shared
+        lines.append(f"kept {n:,} episode{'s' if n != 1 else ''} that another source also holds")
+    if report.cache_entries:
+        lines.append(f"{report.cache_entries:,} cached model replies dropped")
+    if report.examples:
+        lines.append("examples:")
+        lines += [f"  {e['node_id']:<8} {e['kind']:<10} {e['text']}" for e in report.examples]
+    if report.vacuumed:
+        lines.append(f"vacuumed: {report.bytes_before:,} → {report.bytes_after:,} bytes")
+    out.text("\n".join(lines))
+    if report.dry_run:
+        out.info("dry run: nothing was changed")

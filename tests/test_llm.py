@@ -394,3 +394,28 @@ def test_fake_server_streams_when_not_told_otherwise(fake_server: FakeModelServe
     parts = list(client.chat(model="m", messages=USER, stream=True))
     assert "".join(p.message.content or "" for p in parts) == "streamed" and parts[-1].done
     assert [m.model for m in client.list().models] == ["fake-model:latest"]
+
+
+def test_cache_replays_valid_exchanges_and_forgets_useless_ones(
+    fake_server: FakeModelServer, tmp_path
+) -> None:
+    from memcli.llm.cached import CachedChat
+    from memcli.store import open_store
+
+    class Title(pydantic.BaseModel):
+        title: str
+
+    store = open_store(tmp_path / "m.db")
+    inner = create_chat(LLMConfig(provider="ollama", model="m", url=fake_server.ollama_url))
+    cached = CachedChat(inner, store)
+    messages = [{"role": "user", "content": "name it"}]
+    fake_server.reply("nonsense", "still nonsense", "more nonsense")
+    assert ask_structured(cached, messages, Title).value is None
+    fake_server.reply('{"title": "ok"}')
+    assert ask_structured(cached, messages, Title).value == Title(title="ok")
+    calls = len(fake_server.requests_to("/api/chat"))
+    assert calls == 4, "the failed exchange was not replayed from the cache"
+    assert ask_structured(cached, messages, Title).value == Title(title="ok")
+    assert len(fake_server.requests_to("/api/chat")) == calls
+    assert cached.usage.cache_hits == 1
+    store.close()

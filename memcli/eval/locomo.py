@@ -7,12 +7,13 @@ import json
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from memcli.config import Config
 from memcli.errors import InvalidInput, NotFound
-from memcli.eval import metrics
+from memcli.eval import answers, metrics
 from memcli.progress import NoProgress, Progress
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -61,12 +62,15 @@ def _memory_for(
     return mem
 
 
-def _score(mem: Any, qa: dict[str, Any], strategy: str, ks: Sequence[int]) -> dict[str, Any]:
+def _score(
+    mem: Any, qa: dict[str, Any], strategy: str, ks: Sequence[int]
+) -> tuple[dict[str, Any], str]:
+    """Retrieval metrics of one question, and the packed context answers are made from."""
     started = time.perf_counter()
     answer = mem.ask(qa["question"], strategy=strategy, k=max(ks) * 2, context_only=True)
     latency = time.perf_counter() - started
     ranked = metrics.ranked_refs(answer.hits)
-    return {
+    row = {
         "question": qa["question"],
         "category": qa["category"],
         "answer": qa["answer"],
@@ -78,18 +82,68 @@ def _score(mem: Any, qa: dict[str, Any], strategy: str, ks: Sequence[int]) -> di
         "context_words": len(answer.context.split()),
         "latency_s": latency,
     }
+    return row, answer.context
+
+
+def _answer_all(
+    mem: Any, items: list[tuple[dict[str, Any], dict[str, Any], str]], workers: int, progress: Any
+) -> None:
+    """Add answer metrics to each (row, qa, context), `workers` model requests at a time."""
+
+    def one(item: tuple[dict[str, Any], dict[str, Any], str]) -> None:
+        row, qa, context = item
+        row.update(answers.score(mem, qa, context))
+        progress.advance()
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [pool.submit(one, item) for item in items]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:
+            # An unreachable server fails every queued question the same way: stop now.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
+def _run_sample(
+    mem: Any,
+    conv_id: str,
+    sample: dict[str, Any],
+    strategies: Sequence[str],
+    ks: Sequence[int],
+    progress: Progress,
+    answering: bool,
+) -> dict[str, list[dict[str, Any]]]:
+    """Every strategy's rows for one conversation; with an LLM, answered and judged too."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for strategy in strategies:
+        items = []
+        for qa in questions(sample):
+            row, context = _score(mem, qa, strategy, ks)
+            items.append(({"conversation": conv_id, **row}, qa, context))
+            if not answering:
+                progress.advance()
+        if answering:
+            _answer_all(mem, items, mem.cfg.llm.concurrency, progress)
+        out[strategy] = [row for row, _, _ in items]
+    return out
 
 
 def summarize(rows: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
     """Macro means over questions, overall and per category, as percentages."""
 
     def block(sel: list[dict[str, Any]]) -> dict[str, Any]:
-        return {
+        result: dict[str, Any] = {
             "n": len(sel),
             "recall": {str(k): 100 * metrics.mean([r["recall"][str(k)] for r in sel]) for k in ks},
             "session_recall@10": 100 * metrics.mean([r["session_recall@10"] for r in sel]),
             "coverage": 100 * metrics.mean([float(r["covered"]) for r in sel]),
         }
+        answered = answers.summarize(sel)
+        if answered is not None:
+            result["answers"] = answered
+        return result
 
     out = block(rows)
     out["by_category"] = {
@@ -127,6 +181,7 @@ def run_locomo(
     total = sum(len(questions(s)) for s in samples) * len(strategies)
     started = time.perf_counter()
     identity = "none"
+    chat_identity: str | None = None
     progress.start("LoCoMo questions", total)
     try:
         for index, sample in enumerate(samples):
@@ -134,15 +189,16 @@ def run_locomo(
             with tempfile.TemporaryDirectory(prefix="memcli-eval-") as tmp:
                 mem = _memory_for(sample, cfg, Path(tmp), shared, consolidate)
                 shared.setdefault("embedder", mem.load_embedder())  # load the model once
+                chat = shared.setdefault("chat", mem.chat)  # one client for every conversation
                 identity = mem.embedder_identity()
+                chat_identity = None if chat is None else f"{chat.provider}:{chat.model}"
+                answering = chat is not None
                 try:
-                    for strategy in strategies:
-                        for qa in questions(sample):
-                            row = _score(mem, qa, strategy, ks)
-                            rows[strategy].append({"conversation": conv_id, **row})
-                            progress.advance()
+                    done = _run_sample(mem, conv_id, sample, strategies, ks, progress, answering)
                 finally:
                     mem.close()
+                for strategy in strategies:
+                    rows[strategy].extend(done[strategy])
     finally:
         progress.finish()
     return {
@@ -150,7 +206,25 @@ def run_locomo(
         "ks": list(ks),
         "embedding": identity,
         "consolidated": consolidate,
+        "answers": _answers_info(chat_identity, rows),
         "seconds": round(time.perf_counter() - started, 2),
         "results": {s: summarize(rows[s], ks) for s in strategies},
         "questions": rows,
+    }
+
+
+def _answers_info(chat: str | None, rows: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """How answers were made and judged, or why they were not."""
+    if chat is None:
+        return {"skipped": "no LLM is configured (llm.provider is 'none')"}
+    every = [r for sel in rows.values() for r in sel]
+    return {
+        "model": chat,
+        "judge": chat,
+        "judge_protocol": "one call per answer: key facts of the gold answer marked present "
+        "(reward = share present, GAAMA) and a yes/no correctness verdict (MemORAI)",
+        "tokens_per_query": answers.TOKENS_NOTE,
+        "llm_calls": sum(r.get("llm_calls", 0) for r in every),
+        "cache_hits": sum(r.get("cache_hits", 0) for r in every),
+        "judge_tokens": sum(r.get("judge_tokens", 0) for r in every),
     }

@@ -85,3 +85,7 @@ class CachedChat:
         )
         self.usage.add(reply, cached=False)
         return reply
+
+    def discard(self, messages: list[dict[str, str]], schema: dict[str, Any] | None = None) -> None:
+        """Forget the cached reply to this request (it proved unusable)."""
+        self.store.cache_delete(cache_key(self.provider, self.model, messages, schema))

@@ -150,7 +150,9 @@ def ask_structured(
     schema = model_cls.model_json_schema()
     conversation = list(messages)
     result: StructuredResult[M] = StructuredResult(value=None, attempts=0)
+    asked: list[list[dict[str, str]]] = []
     for _ in range(max(0, max_reasks) + 1):
+        asked.append(list(conversation))
         reply = chat.chat(conversation, schema=schema)
         result.attempts += 1
         result.prompt_tokens += reply.prompt_tokens
@@ -164,4 +166,9 @@ def ask_structured(
             {"role": "assistant", "content": reply.text},
             {"role": "user", "content": _reask(error or "it was invalid")},
         ]
+    # Nothing usable came back: a cache must not replay these replies on the next run.
+    discard = getattr(chat, "discard", None)
+    if discard is not None:
+        for sent in asked:
+            discard(sent, schema)
     return result

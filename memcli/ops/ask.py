@@ -4,18 +4,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memcli.errors import LLMNotConfigured
+from memcli.answering import AnswerResult, answer_question
+from memcli.errors import LLMNotConfigured, ModelOutputInvalid
 from memcli.models import Answer
 from memcli.retrieval import SearchContext, get_retriever
 from memcli.retrieval.pack import pack
 
 if TYPE_CHECKING:
+    from memcli.llm import ChatModel
     from memcli.ops import Memory
 
 
 def search_context(mem: Memory) -> SearchContext:
     """A retrieval context over the memory's store, space, embedder and settings."""
     return SearchContext(mem.store, mem.space, mem.embedder, mem.cfg.retrieval)
+
+
+def _require_chat(mem: Memory) -> ChatModel:
+    if mem.chat is None:
+        raise LLMNotConfigured(
+            "answering needs an LLM, and llm.provider is 'none'",
+            fix="set llm.provider (ollama or openai) and llm.model in the config or "
+            "MEMCLI_LLM_PROVIDER/MEMCLI_LLM_MODEL, or use --context-only for the packed memory",
+        )
+    return mem.chat
 
 
 def ask(
@@ -26,15 +38,10 @@ def ask(
     k: int | None = None,
     context_only: bool = False,
 ) -> Answer:
-    """Retrieve memories for a question and pack them; answering needs a configured LLM."""
+    """Retrieve memories for a question, pack them and, unless `context_only`, answer."""
     cfg = mem.cfg.retrieval
     retrieve = get_retriever(strategy or cfg.strategy)
-    if not context_only and mem.chat is None:
-        raise LLMNotConfigured(
-            "answering needs an LLM, and llm.provider is 'none'",
-            fix="set llm.provider (ollama or openai) and llm.model in the config or "
-            "MEMCLI_LLM_PROVIDER/MEMCLI_LLM_MODEL, or use --context-only for the packed memory",
-        )
+    chat = None if context_only else _require_chat(mem)  # before any retrieval work
     k = k or cfg.k
     ranked = retrieve(search_context(mem), question, max(k, cfg.pool))
     caps = {
@@ -43,4 +50,35 @@ def ask(
         "episode": cfg.max_episodes,
     }
     packed = pack(ranked, cfg.word_budget, caps)
-    return Answer(question=question, context=packed.context, hits=ranked[:k])
+    result = Answer(question=question, context=packed.context, hits=ranked[:k])
+    if chat is not None:
+        reply = generate(mem, question, packed.context)
+        if reply.answer is None:
+            raise ModelOutputInvalid(
+                f"{chat.provider}:{chat.model} gave no usable answer in {reply.attempts} "
+                f"attempts ({reply.error})",
+                fix="use a model that follows JSON instructions (llm.model), "
+                "or --context-only to read the packed memory yourself",
+            )
+        result.answer, result.citations = reply.answer, reply.citations
+        result.usage = {
+            **reply.usage,
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+        }
+    return result
+
+
+def generate(mem: Memory, question: str, context: str) -> AnswerResult:
+    """The configured LLM's answer from packed memory; replies are cached in the store.
+
+    Never raises for invalid model output: the result's `answer` is None instead.
+    """
+    from memcli.llm.cached import CachedChat, Usage
+
+    usage = Usage()  # per answer, so callers see what this one cost
+    chat = CachedChat(_require_chat(mem), mem.store, usage)
+    result = answer_question(chat, question, context, mem.cfg.prompts_dir)
+    counts = usage.snapshot()
+    result.usage = {"llm_calls": counts["llm_calls"], "cache_hits": counts["cache_hits"]}
+    return result

@@ -73,6 +73,11 @@ class WorkMixin:
                 ),
             )
 
+    def cache_delete(self, key: str) -> None:
+        """Drop one cached reply."""
+        with self._lock:
+            self.conn.execute("DELETE FROM llm_cache WHERE key = ?", (key,))
+
     # -- runs --------------------------------------------------------------------
 
     def run_start(self, space: str, stage: str) -> int:
@@ -114,6 +119,15 @@ class WorkMixin:
         sums = ", ".join(f"COALESCE(SUM({n}), 0)" for n in RUN_COUNTERS)
         row = self.conn.execute(f"SELECT {sums} FROM runs WHERE space = ?", (space,)).fetchone()
         return dict(zip(RUN_COUNTERS, row, strict=True))
+
+    def runs_interrupted(self, space: str) -> int:
+        """Close rows a killed run left `running` as `interrupted`. Call holding the lock."""
+        cur = self.conn.execute(
+            "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE space = ?"
+            " AND status = 'running'",
+            (now_iso(), space),
+        )
+        return int(cur.rowcount)
 
     # -- per-stage progress marks -----------------------------------------------
 
