@@ -28,6 +28,37 @@ def stats(mem: Memory) -> dict[str, Any]:
             "dim": int(dim) if dim else None,
         },
         "bytes": store.file_bytes(),
+        "consolidation": consolidation_health(mem),
+    }
+
+
+#: Stage -> (kind of node it consumes) for counting what is still pending.
+_PENDING_KIND = {
+    "segment": "episode",
+    "summarize": "segment",
+    "link": "segment",
+    "facts": "episode",
+    "concepts": "segment",
+    "reflect": "fact",
+}
+_RUN_FIELDS = ("status", "started_at", "finished_at", "items", "nodes", "edges", "llm_calls")
+_RUN_FIELDS += ("cache_hits", "prompt_tokens", "completion_tokens", "failures")
+
+
+def consolidation_health(mem: Memory) -> dict[str, Any]:
+    """Last run of each consolidation stage, token totals, and units still pending."""
+    store, space = mem.store, mem.space
+    last = {r["stage"]: r for r in store.last_runs(space)}
+    return {
+        "last_runs": {
+            stage: {**{k: run[k] for k in _RUN_FIELDS}, "reason": run["last_error"]}
+            for stage, run in last.items()
+        },
+        "totals": store.run_totals(space),
+        "pending": {
+            stage: len(store.unprocessed(space, stage, kind=kind))
+            for stage, kind in _PENDING_KIND.items()
+        },
     }
 
 

@@ -1,0 +1,363 @@
+"""What every consolidation stage shares: reports, the run's settings and models, LLM calls.
+
+Rules every stage follows:
+- a unit of work (a segment window, a facts chunk, ...) is written in ONE transaction,
+  together with its `processed` marks, so a killed run loses at most the unit in flight;
+- model calls (chat and embeddings) happen before that transaction, never inside it;
+- units are taken in a stable order, and a unit's prompt depends only on what earlier
+  units committed, so a resumed run ends with the same graph as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pydantic
+
+from memcli.llm.cached import CachedChat, Usage
+from memcli.models import Node
+from memcli.progress import NoProgress, Progress
+from memcli.prompting import render
+
+if TYPE_CHECKING:
+    from memcli.config import ConsolidationConfig
+    from memcli.consolidate.concepts import ConceptIndex
+    from memcli.consolidate.text import Corpus
+    from memcli.llm import ChatModel
+    from memcli.ops import Memory
+
+M = TypeVar("M", bound=pydantic.BaseModel)
+T = TypeVar("T")
+
+#: Stage names in the order they run (also the names of `runs` rows and `processed` marks).
+STAGES: tuple[str, ...] = ("segment", "summarize", "link", "facts", "concepts", "reflect")
+#: Stages that cannot run at all without a chat model.
+LLM_ONLY: frozenset[str] = frozenset({"link", "facts", "reflect"})
+LOCK_NAME = "consolidate"
+EMBED_BATCH = 256  # texts per embedding call
+MAX_REASKS = 2
+
+COUNTERS = (
+    "items",
+    "nodes",
+    "edges",
+    "llm_calls",
+    "cache_hits",
+    "prompt_tokens",
+    "completion_tokens",
+    "failures",
+)
+
+
+@dataclass
+class StageReport:
+    """What one stage did in one run (or, in a dry run, what it would do)."""
+
+    name: str
+    status: str = "done"  # done | skipped | failed
+    reason: str | None = None
+    items: int = 0  # units of work completed (segments, chunks, batches ...)
+    nodes: int = 0
+    edges: int = 0
+    llm_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    failures: int = 0  # model replies still invalid after re-asks, and failed units
+    dropped: int = 0  # ids in model replies that were not in the prompt
+    pending: int = 0  # units left for a later run
+    seconds: float = 0.0
+    extra: dict[str, int] = field(default_factory=dict)  # stage-specific counts
+
+    def counters(self) -> dict[str, int]:
+        """The counters mirrored in the `runs` table."""
+        return {name: getattr(self, name) for name in COUNTERS}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            **self.counters(),
+            "dropped": self.dropped,
+            "pending": self.pending,
+            "seconds": round(self.seconds, 3),
+            **self.extra,
+        }
+
+
+@dataclass
+class ConsolidateReport:
+    """The result of one `consolidate` call."""
+
+    stages: list[StageReport] = field(default_factory=list)
+    locked: bool = False
+    holder: dict[str, Any] | None = None  # the live process holding the lock
+    dry_run: bool = False
+    no_llm: bool = False
+    sessions: list[dict[str, Any]] = field(default_factory=list)  # dry run: open buffers
+    seconds: float = 0.0
+
+    def stage(self, name: str) -> StageReport:
+        """The report of one stage (KeyError when it is not part of this run)."""
+        return next(s for s in self.stages if s.name == name)
+
+    def totals(self) -> dict[str, int]:
+        """Every counter summed over the stages."""
+        keys = (*COUNTERS, "dropped", "pending")
+        return {k: sum(getattr(s, k) for s in self.stages) for k in keys}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: stages by name, totals, lock and timing."""
+        out: dict[str, Any] = {
+            "stages": {s.name: s.to_dict() for s in self.stages},
+            "totals": self.totals(),
+            "locked": self.locked,
+            "dry_run": self.dry_run,
+            "no_llm": self.no_llm,
+            "seconds": round(self.seconds, 3),
+        }
+        if self.holder:
+            out["holder"] = self.holder
+        if self.dry_run:
+            out["sessions"] = self.sessions
+        return out
+
+
+class Job:
+    """One consolidation run: the memory, settings, chat model, unit limit and shared caches."""
+
+    def __init__(
+        self,
+        mem: Memory,
+        chat: ChatModel | None,
+        *,
+        flush: bool = False,
+        limit: int | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.mem = mem
+        self.store = mem.store
+        self.space = mem.space
+        self.cfg: ConsolidationConfig = mem.cfg.consolidation
+        self.prompts_dir = mem.cfg.prompts_dir
+        self.concurrency = mem.cfg.llm.concurrency
+        self.chat_model = chat
+        self.flush = flush
+        self.limit = limit
+        self.selected: frozenset[str] = frozenset(STAGES)
+        self.progress = progress or NoProgress()
+        self.stages: dict[str, Stage] = {}
+        self.summary_attempted: set[int] = set()  # segments whose LLM summary ran this run
+        self._vectors: dict[str, Any] = {}  # text -> embedding, made by `prefetch`
+        self._episodes: list[Node] | None = None
+        self._corpus: Corpus | None = None
+        self._concepts: ConceptIndex | None = None
+        self._session_of: dict[int, str | None] | None = None
+
+    def stage(self, name: str) -> Stage:
+        """The Stage object (counters, chat) of a stage of this run."""
+        if name not in self.stages:
+            self.stages[name] = Stage(self, name)
+        return self.stages[name]
+
+    def episodes(self) -> list[Node]:
+        """Every episode of the space in conversation order (read once per run)."""
+        if self._episodes is None:
+            self._episodes = list(self.store.iter_nodes(self.space, "episode", order="time"))
+        return self._episodes
+
+    def session_of(self) -> dict[int, str | None]:
+        """Episode id -> its session."""
+        if self._session_of is None:
+            self._session_of = {e.id: e.session for e in self.episodes()}
+        return self._session_of
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Words of the space's speaker names (never concepts or key phrases)."""
+        from memcli.consolidate.text import name_tokens
+
+        return name_tokens({e.speaker for e in self.episodes()})
+
+    @property
+    def corpus(self) -> Corpus:
+        """Phrase document frequencies over the space's episodes (built on first use)."""
+        if self._corpus is None:
+            from memcli.consolidate.text import Corpus
+
+            eps = self.episodes()
+            self._corpus = Corpus.build(((e.id, e.text) for e in eps), self.names)
+        return self._corpus
+
+    @property
+    def concepts(self) -> ConceptIndex:
+        """The space's concepts by canonical label and alias (read on first use)."""
+        if self._concepts is None:
+            from memcli.consolidate.concepts import ConceptIndex
+
+            self._concepts = ConceptIndex(self.store, self.space, self.names)
+        return self._concepts
+
+    def prefetch(self, texts: Iterable[str]) -> None:
+        """Embed texts ahead of the units that store them, in few large calls.
+
+        Embedding is deterministic, so a vector made now is the one the unit would make;
+        small calls cost far more per text than large ones.
+        """
+        if self.mem.embedder is None:
+            return
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        for start in range(0, len(missing), EMBED_BATCH):
+            batch = missing[start : start + EMBED_BATCH]
+            self._vectors.update(zip(batch, self.mem.embed(batch), strict=True))
+
+    def embed(self, texts: Sequence[str]) -> list[Any] | None:
+        """Vectors for texts (None when embeddings are off). Call outside transactions."""
+        if self.mem.embedder is None:
+            return None
+        self.prefetch(texts)
+        return [self._vectors[t] for t in texts]
+
+    def save_vectors(self, rows: Iterable[tuple[int, str, Any]]) -> None:
+        """Store (node id, kind, vector) rows. Call inside the unit's transaction."""
+        rows = [(nid, self.space, kind, vec) for nid, kind, vec in rows if vec is not None]
+        if not rows:
+            return
+        dim = len(rows[0][3])
+        self.store.ensure_vectors(dim)
+        self.mem.record_embedder(dim)
+        self.store.put_vectors(rows)
+
+
+class Stage:
+    """One stage within a run: its report, its own token counters, and its model access."""
+
+    def __init__(self, job: Job, name: str) -> None:
+        self.job = job
+        self.name = name
+        self.report = StageReport(name)
+        self.usage = Usage()
+        inner = job.chat_model
+        self.chat = CachedChat(inner, job.store, self.usage) if inner is not None else None
+        self.started = time.perf_counter()
+        self._lock = threading.Lock()  # replies are checked on worker threads
+
+    def budget_left(self) -> bool:
+        """True while `--limit` allows another unit of work in this stage."""
+        return self.job.limit is None or self.report.items < self.job.limit
+
+    def prompt(self, name: str, **values: object) -> list[dict[str, str]]:
+        """A rendered prompt (placeholders checked) as the messages of one request."""
+        return [{"role": "user", "content": render(name, self.job.prompts_dir, **values)}]
+
+    def ask(self, messages: list[dict[str, str]], model_cls: type[M]) -> M | None:
+        """A validated reply, or None after the re-asks failed (counted as a failure)."""
+        from memcli.llm.structured import ask_structured
+
+        assert self.chat is not None, "LLM stages are skipped when there is no chat model"
+        result = ask_structured(self.chat, messages, model_cls, max_reasks=MAX_REASKS)
+        if result.value is None:
+            with self._lock:
+                self.report.failures += 1
+        return result.value
+
+    def ask_many(self, requests: Sequence[tuple[list[dict[str, str]], type[M]]]) -> list[M | None]:
+        """`ask` for independent requests, `llm.concurrency` at a time, results in order."""
+        return parallel(lambda r: self.ask(r[0], r[1]), requests, self.job.concurrency)
+
+    def known_ids(self, ids: Iterable[object], allowed: dict[str, int]) -> list[int]:
+        """Row ids of the reply's node ids that were in the prompt; the rest are dropped."""
+        out: list[int] = []
+        for raw in ids:
+            key = str(raw).strip().strip("[]").strip().lower()
+            if key in allowed:
+                if allowed[key] not in out:
+                    out.append(allowed[key])
+            else:
+                self.report.dropped += 1
+        return out
+
+    def count(self, key: str, amount: int) -> None:
+        """Add to a stage-specific count shown in the report."""
+        self.report.extra[key] = self.report.extra.get(key, 0) + amount
+
+    def sync_usage(self) -> None:
+        """Copy the model counters into the report."""
+        snap = self.usage.snapshot()
+        for key, value in snap.items():
+            setattr(self.report, key, value)
+
+
+def parallel(fn: Callable[[Any], T], items: Sequence[Any], workers: int) -> list[T]:
+    """fn over items on a small thread pool (in order); plain calls for one worker or item."""
+    if workers <= 1 or len(items) <= 1:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(fn, items))
+
+
+def id_map(nodes: Iterable[Node]) -> dict[str, int]:
+    """Public id (ep12) -> row id, for checking the ids a model sends back."""
+    return {n.node_id: n.id for n in nodes}
+
+
+def day_of(node: Node) -> str:
+    """A node's date as YYYY-MM-DD (with the time when there is one), or 'undated'."""
+    if not node.timestamp:
+        return "undated"
+    stamp = node.timestamp.replace("T", " ")
+    return stamp[:16] if len(stamp) >= 16 and stamp[11:16] != "00:00" else stamp[:10]
+
+
+def turn_line(node: Node, date_hints: bool = False) -> str:
+    """One turn as prompts show it: id, date, speaker and text (plus resolved dates)."""
+    from memcli.consolidate.dates import resolve_relative
+
+    speaker = f"{node.speaker}: " if node.speaker else ""
+    line = f"[{node.node_id}] ({day_of(node)}) {speaker}{node.text}"
+    if date_hints:
+        resolved = resolve_relative(node.text, node.timestamp)
+        if resolved:
+            line += "  {dates: " + "; ".join(f'"{e}" = {d}' for e, d in resolved) + "}"
+    return line
+
+
+def similar(
+    job: Job,
+    vector: Any,
+    text: str,
+    kinds: Sequence[str],
+    limit: int,
+    *,
+    exclude: Iterable[int] = (),
+    before: int | None = None,
+) -> list[int]:
+    """Ids of the nodes of `kinds` nearest to a vector (full-text match on `text` when there
+    is no vector), best first, skipping `exclude` and, with `before`, anything not older."""
+    if limit <= 0:
+        return []
+    skip = set(exclude)
+    wanted = limit * 4 + len(skip)
+    if vector is not None:
+        found = job.store.vector_search(job.space, vector, wanted, kinds)
+    else:
+        found = job.store.text_search(job.space, text, wanted, kinds)
+    out = [i for i, _ in found if i not in skip and (before is None or i < before)]
+    return out[:limit]
+
+
+def mean_vector(vectors: Sequence[Any]) -> Any:
+    """The normalised mean of vectors, or None when there are none."""
+    import numpy as np
+
+    if not vectors:
+        return None
+    centre = np.mean(np.stack(vectors), axis=0)
+    norm = float(np.linalg.norm(centre))
+    return centre / norm if norm else None

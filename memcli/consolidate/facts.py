@@ -1,0 +1,196 @@
+"""Facts and concepts (GAAMA) from chunks of consolidated turns.
+
+Turns already in a segment are taken in conversation order, in chunks of about
+`chunk_tokens` within one session. Each chunk is sent with its turns' dates (and relative
+date expressions already resolved by rule), similar older turns, and the existing facts
+and concepts closest to it. The reply's facts become `fact` nodes (status active, belief,
+`valid_from` when dated) with DERIVED_FROM edges to the turns the reply cites; a fact whose
+cited ids were all invented is dropped. Its concepts get canonical labels (see
+`concepts`), ABOUT_CONCEPT edges from facts and HAS_CONCEPT edges from turns. A fact whose
+text is already stored gains provenance instead of a twin. Unit of work: one chunk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memcli.consolidate.buffer import session_order, turn_tokens
+from memcli.consolidate.common import Stage, mean_vector, similar, turn_line
+from memcli.consolidate.concepts import concept_ids, prepare_labels
+from memcli.consolidate.dates import date_timestamp, normalize_fact_date
+from memcli.consolidate.schemas import FactsReply
+from memcli.models import Edge, Node
+from memcli.prompting import data_block
+
+MAX_CONCEPTS_SHOWN = 30
+
+
+@dataclass
+class _Fact:
+    text: str
+    key: str
+    belief: float
+    sources: list[int]
+    labels: list[str]
+    date: str | None
+
+
+@dataclass
+class _Plan:
+    facts: list[_Fact] = field(default_factory=list)
+    tagged: dict[str, list[int]] = field(default_factory=dict)  # concept -> turn ids
+
+
+def fact_key(text: str) -> str:
+    """Content identity of a claim: the same words (case, spacing, final stop aside)."""
+    norm = " ".join(text.lower().split()).rstrip(".! ")
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:32]
+
+
+def chunks(episodes: Sequence[Node], budget: int) -> list[list[Node]]:
+    """Turns grouped per session, in conversation order, about `budget` tokens each."""
+    order = {s: i for i, s in enumerate(session_order(episodes))}
+    ordered = sorted(episodes, key=lambda e: (order[e.session or ""], e.seq or 0, e.id))
+    out: list[list[Node]] = []
+    used = 0
+    for ep in ordered:
+        tokens = turn_tokens(ep)
+        if out and out[-1][-1].session == ep.session and used + tokens <= budget:
+            out[-1].append(ep)
+            used += tokens
+        else:
+            out.append([ep])
+            used = tokens
+    return out
+
+
+def _context(stage: Stage, chunk: Sequence[Node]) -> tuple[dict[str, str], dict[str, int]]:
+    """Prompt values for a chunk, and the turn ids the reply may cite."""
+    job = stage.job
+    store, k = job.store, job.cfg.similar_context_k
+    vectors = store.get_vectors([e.id for e in chunk])
+    centre = mean_vector(list(vectors.values()))
+    text = " ".join(e.text for e in chunk)
+    ids = [e.id for e in chunk]
+    older_ids = similar(job, centre, text, ["episode"], k, exclude=ids, before=min(ids))
+    fact_ids = similar(job, centre, text, ["fact"], 2 * k)
+    concept_ids_ = similar(job, centre, text, ["concept"], MAX_CONCEPTS_SHOWN)
+    found = store.nodes_by_ids([*older_ids, *fact_ids, *concept_ids_])
+    older = sorted((found[i] for i in older_ids if i in found), key=lambda n: n.id)
+    known_facts = [found[i] for i in fact_ids if i in found]
+    labels = sorted(found[i].text for i in concept_ids_ if i in found)
+    values = {
+        "new_turns": data_block("\n".join(turn_line(e, date_hints=True) for e in chunk)),
+        "older_turns": data_block("\n".join(turn_line(e) for e in older) or "(none)"),
+        "known_facts": data_block("\n".join(f"- {f.text}" for f in known_facts) or "(none)"),
+        "known_concepts": data_block(", ".join(labels) or "(none)"),
+    }
+    allowed = {e.node_id: e.id for e in [*chunk, *older]}
+    return values, allowed
+
+
+def _plan(stage: Stage, reply: FactsReply, allowed: dict[str, int]) -> _Plan:
+    """Check the reply against the prompt: invented ids dropped, labels canonical."""
+    index = stage.job.concepts
+    plan = _Plan()
+    for item in reply.facts:
+        sources = stage.known_ids(item.sources, allowed)
+        text = " ".join(item.text.split())
+        if not sources or not text:
+            stage.count("unsupported_facts", 1)
+            continue
+        labels = [lb for lb in (index.label(c) for c in item.concepts) if lb]
+        date = normalize_fact_date(item.date)
+        plan.facts.append(_Fact(text, fact_key(text), item.belief, sources, labels, date))
+    for concept in reply.concepts:
+        label = index.label(concept.label)
+        turns = stage.known_ids(concept.episodes, allowed)
+        if label and turns:
+            plan.tagged.setdefault(label, [])
+            plan.tagged[label].extend(t for t in turns if t not in plan.tagged[label])
+    return plan
+
+
+def _insert_fact(stage: Stage, fact: _Fact, sources: dict[int, Node], vec: Any) -> int:
+    job = stage.job
+    first = sources.get(fact.sources[0])
+    timestamp = date_timestamp(fact.date) if fact.date else (first.timestamp if first else None)
+    props = {"valid_from": fact.date} if fact.date else {}
+    fid = job.store.insert_node(
+        job.space, "fact", fact.text, session=first.session if first else None,
+        timestamp=timestamp, belief=fact.belief, status="active", key=fact.key, props=props,
+    )  # fmt: skip
+    job.save_vectors([(fid, "fact", vec)])
+    stage.report.nodes += 1
+    return fid
+
+
+def _write(stage: Stage, chunk: Sequence[Node], plan: _Plan) -> None:
+    job = stage.job
+    store = job.store
+    existing = set(store.existing_keys(job.space, "fact", [f.key for f in plan.facts]))
+    fresh = {f.key: f for f in plan.facts if f.key not in existing}
+    embedded = job.embed([f.text for f in fresh.values()]) or [None] * len(fresh)
+    vectors = dict(zip(fresh, embedded, strict=True))
+    labels = sorted({lb for f in plan.facts for lb in f.labels} | set(plan.tagged))
+    prepare_labels(job, labels)
+    sources = store.nodes_by_ids({s for f in plan.facts for s in f.sources})
+    with store.transaction():
+        keyed = _ids_by_key(store, job.space, existing)
+        concepts = concept_ids(stage, labels, "llm")
+        edges: list[Edge] = []
+        for fact in plan.facts:
+            if fact.key not in keyed:
+                keyed[fact.key] = _insert_fact(stage, fact, sources, vectors.get(fact.key))
+            fid = keyed[fact.key]
+            edges += [Edge(fid, s, "DERIVED_FROM") for s in fact.sources]
+            edges += [Edge(fid, concepts[lb], "ABOUT_CONCEPT") for lb in fact.labels]
+        for label, turns in plan.tagged.items():
+            edges += [Edge(t, concepts[label], "HAS_CONCEPT") for t in turns]
+        stage.report.edges += store.add_edges(job.space, edges)
+        store.mark_processed(job.space, "facts", [e.id for e in chunk])
+    stage.report.items += 1
+
+
+def _ids_by_key(store: Any, space: str, keys: set[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for key in sorted(keys):
+        found = store.ids_for_keys(space, "fact", [key])
+        if found:
+            out[key] = found[0]
+    return out
+
+
+def unit(stage: Stage, chunk: Sequence[Node]) -> None:
+    """Extract and store the facts and concepts of one chunk of turns."""
+    values, allowed = _context(stage, chunk)
+    reply = stage.ask(stage.prompt("facts", **values), FactsReply)
+    if reply is None:
+        return  # counted as a failure; the chunk stays pending for a later run
+    _write(stage, chunk, _plan(stage, reply, allowed))
+
+
+def run(stage: Stage) -> None:
+    """Facts for every consolidated turn not yet read by the extractor."""
+    job = stage.job
+    store = job.store
+    todo = store.unprocessed(job.space, "facts")
+    segmented = store.processed_among("segment", todo)
+    nodes = store.nodes_by_ids(i for i in todo if i in segmented)
+    groups = chunks(list(nodes.values()), job.cfg.chunk_tokens)
+    job.progress.start("extracting facts", len(groups))
+    for chunk in groups:
+        if not stage.budget_left():
+            stage.report.reason = "stopped by --limit"
+            break
+        unit(stage, chunk)
+        job.progress.advance()
+    job.progress.finish()
+    left = store.unprocessed(job.space, "facts")
+    stage.report.pending = len(left)
+    waiting = len(left) - len(store.processed_among("segment", left))
+    if waiting and not stage.report.reason:
+        stage.report.reason = f"{waiting} turns wait in open buffers"

@@ -1,0 +1,103 @@
+"""Topic links (GAM): each new segment judged against its most similar older segments.
+
+Candidates are the `link_top_k` nearest older segments by vector (by full text when the
+store has no vectors). One prompt per new segment asks for a relation label and a
+confidence per candidate; a RELATED edge new -> older is stored when the label is not
+`unrelated` and the confidence reaches `link_threshold` (τ), with weight = confidence.
+Candidates are always older segments, so a segment's prompt never depends on the order in
+which a run handles segments. Unit of work: one segment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memcli.consolidate.common import Stage, day_of, similar
+from memcli.consolidate.schemas import TopicLinks
+from memcli.models import Edge, Node
+from memcli.prompting import data_block
+
+
+def describe(segment: Node) -> str:
+    """A segment as prompts show it: id, date, summary and keywords."""
+    words = segment.props.get("keywords") or []
+    tail = f" (keywords: {', '.join(words)})" if words else ""
+    return f"[{segment.node_id}] ({day_of(segment)}) {segment.text}{tail}"
+
+
+def candidates(stage: Stage, segment: Node, vector: object) -> list[int]:
+    """Ids of the most similar older segments."""
+    cfg = stage.job.cfg
+    return similar(
+        stage.job, vector, segment.text, ["segment"], cfg.link_top_k,
+        exclude=[segment.id], before=segment.id,
+    )  # fmt: skip
+
+
+def _write(stage: Stage, segment: Node, reply: TopicLinks, allowed: dict[str, int]) -> None:
+    job = stage.job
+    edges = []
+    for link in reply.links:
+        target = stage.known_ids([link.id], allowed)
+        if not target or link.label == "unrelated":
+            continue
+        if link.confidence >= job.cfg.link_threshold:
+            edges.append(
+                Edge(segment.id, target[0], "RELATED", link.confidence, {"label": link.label})
+            )
+    with job.store.transaction():
+        stage.report.edges += job.store.add_edges(job.space, edges)
+        job.store.mark_processed(job.space, "link", [segment.id])
+    stage.report.items += 1
+
+
+def _batch(stage: Stage, segments: Sequence[Node]) -> None:
+    job = stage.job
+    vectors = job.store.get_vectors([s.id for s in segments])
+    plans = []
+    for seg in segments:
+        ids = candidates(stage, seg, vectors.get(seg.id))
+        others = job.store.nodes_by_ids(ids)
+        shown = [others[i] for i in ids if i in others]
+        plans.append((seg, shown))
+    asks = [
+        (
+            stage.prompt(
+                "relate",
+                segment=data_block(describe(seg)),
+                candidates=data_block("\n".join(describe(o) for o in shown)),
+            ),
+            TopicLinks,
+        )
+        for seg, shown in plans
+        if shown
+    ]
+    replies = iter(stage.ask_many(asks))
+    for seg, shown in plans:
+        if not shown:  # the first segment of a space has nothing to link to
+            with job.store.transaction():
+                job.store.mark_processed(job.space, "link", [seg.id])
+            stage.report.items += 1
+            continue
+        reply = next(replies)
+        if reply is not None:
+            _write(stage, seg, reply, {o.node_id: o.id for o in shown})
+        job.progress.advance()
+
+
+def run(stage: Stage) -> None:
+    """Link every segment not linked yet."""
+    job = stage.job
+    todo = job.store.unprocessed(job.space, "link", kind="segment")
+    segments = job.store.nodes_by_ids(todo)
+    step = max(1, job.concurrency) * 2
+    job.progress.start("linking topics", len(todo))
+    for start in range(0, len(todo), step):
+        room = len(todo) if job.limit is None else job.limit - stage.report.items
+        batch = [segments[i] for i in todo[start : start + step] if i in segments][: max(0, room)]
+        if not batch:
+            stage.report.reason = "stopped by --limit"
+            break
+        _batch(stage, batch)
+    job.progress.finish()
+    stage.report.pending = len(job.store.unprocessed(job.space, "link", kind="segment"))

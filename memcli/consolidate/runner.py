@@ -1,0 +1,156 @@
+"""Running the stages in order under the store's consolidation lock, with `runs` rows.
+
+One run takes the named lock `consolidate` (a second run exits at once with `locked`),
+marks rows left `running` by a killed run as interrupted, then runs each selected stage:
+its `runs` row opens as it starts and closes with its counters and status. A stage that
+needs an LLM is skipped (with the reason, and a `skipped` row) when there is none. A model
+server that stays unreachable fails the stage: its row is closed as `failed` and the
+error propagates, after everything committed so far has been kept.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from memcli.consolidate.buffer import pending_buffers
+from memcli.consolidate.common import (
+    LLM_ONLY,
+    LOCK_NAME,
+    STAGES,
+    ConsolidateReport,
+    Job,
+    Stage,
+    StageReport,
+)
+from memcli.errors import UsageError
+
+if TYPE_CHECKING:
+    from memcli.llm import ChatModel
+    from memcli.ops import Memory
+    from memcli.progress import Progress
+
+NO_LLM_REASON = "needs an LLM (--no-llm, or llm.provider none)"
+
+
+def selected_stages(stages: Sequence[str] | None) -> list[str]:
+    """The requested stages in pipeline order; unknown names are a usage error."""
+    if not stages:
+        return list(STAGES)
+    names = {s.strip() for item in stages for s in item.split(",") if s.strip()}
+    unknown = sorted(names - set(STAGES))
+    if unknown:
+        raise UsageError(
+            f"unknown stage {', '.join(map(repr, unknown))}; choose from {', '.join(STAGES)}"
+        )
+    return [s for s in STAGES if s in names]
+
+
+def _skip(report: StageReport, reason: str) -> StageReport:
+    report.status, report.reason = "skipped", reason
+    return report
+
+
+def _run_stage(job: Job, stage: Stage) -> None:
+    """Run one stage with its `runs` row; failures close the row and propagate."""
+    store = job.store
+    run_id = store.run_start(job.space, stage.name)
+    started = time.perf_counter()
+    try:
+        module = importlib.import_module(f"memcli.consolidate.{stage.name}")
+        module.run(stage)
+    except BaseException as exc:
+        stage.sync_usage()
+        stage.report.status = "failed"
+        stage.report.reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        stage.report.seconds = time.perf_counter() - started
+        store.run_finish(run_id, "failed", stage.report.counters(), stage.report.reason)
+        raise
+    stage.sync_usage()
+    stage.report.seconds = time.perf_counter() - started
+    store.run_finish(run_id, stage.report.status, stage.report.counters(), stage.report.reason)
+
+
+def _record_skip(job: Job, report: StageReport) -> None:
+    run_id = job.store.run_start(job.space, report.name)
+    job.store.run_finish(run_id, "skipped", report.counters(), report.reason)
+
+
+def run_stages(job: Job, names: Sequence[str]) -> list[StageReport]:
+    """Every stage in order: run, skipped for want of an LLM, or not selected."""
+    reports: list[StageReport] = []
+    job.selected = frozenset(names)
+    for name in STAGES:
+        stage = job.stage(name)
+        if name not in names:
+            reports.append(_skip(stage.report, "not selected (--stage)"))
+        elif name in LLM_ONLY and job.chat_model is None:
+            reports.append(_skip(stage.report, NO_LLM_REASON))
+            _record_skip(job, stage.report)
+        else:
+            _run_stage(job, stage)
+            reports.append(stage.report)
+    return reports
+
+
+def dry_run(job: Job, names: Sequence[str]) -> ConsolidateReport:
+    """What a run would do: open buffers and pending units, with nothing written or called."""
+    store, space = job.store, job.space
+    pending_turns = set(store.unprocessed(space, "segment"))
+    buffers = pending_buffers(job.episodes(), pending_turns, job.flush)
+    pending = {
+        "segment": len(pending_turns),
+        "summarize": len(store.unprocessed(space, "summarize", kind="segment")),
+        "link": len(store.unprocessed(space, "link", kind="segment")),
+        "facts": len(store.unprocessed(space, "facts")),
+        "concepts": len(store.unprocessed(space, "concepts", kind="segment")),
+        "reflect": len(store.unprocessed(space, "reflect", kind="fact")),
+    }
+    reports = []
+    for name in STAGES:
+        report = StageReport(name, pending=pending[name])
+        if name not in names:
+            _skip(report, "not selected (--stage)")
+        elif name in LLM_ONLY and job.chat_model is None:
+            _skip(report, NO_LLM_REASON)
+        else:
+            _skip(report, "dry run")
+        reports.append(report)
+    return ConsolidateReport(stages=reports, dry_run=True, sessions=[b.to_dict() for b in buffers])
+
+
+def consolidate(
+    mem: Memory,
+    chat: ChatModel | None,
+    *,
+    flush: bool = False,
+    stages: Sequence[str] | None = None,
+    limit: int | None = None,
+    dry_run_only: bool = False,
+    progress: Progress | None = None,
+) -> ConsolidateReport:
+    """Run (or, dry, describe) the selected stages under the consolidation lock."""
+    started = time.perf_counter()
+    names = selected_stages(stages)
+    if limit is not None and limit < 1:
+        raise UsageError("--limit must be at least 1")
+    mem.check_embedder()
+    job = Job(mem, chat, flush=flush, limit=limit, progress=progress)
+    if dry_run_only:
+        report = dry_run(job, names)
+    else:
+        holder = mem.store.try_lock(LOCK_NAME)
+        if holder is not None:
+            return ConsolidateReport(
+                locked=True, holder=holder, seconds=time.perf_counter() - started
+            )
+        try:
+            mem.store.runs_interrupted(mem.space)
+            report = ConsolidateReport(stages=run_stages(job, names))
+        finally:
+            mem.store.unlock(LOCK_NAME)
+    report.no_llm = chat is None
+    report.seconds = time.perf_counter() - started
+    return report

@@ -1,0 +1,82 @@
+"""One pydantic model per prompt: the shape each model reply must fit.
+
+Node ids are plain strings here ("ep12"); the stages check them against the ids the
+prompt showed and drop the rest, so a reply can never point at a node it invented.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+RELATION_LABELS = ("support", "contradict", "coreference", "causal", "semantic", "unrelated")
+
+
+class Boundaries(BaseModel):
+    """prompts/boundaries.md: where new topics start in a numbered run of turns."""
+
+    boundaries: list[int] = Field(
+        description="numbers of the turns that start a new topic (never 1)"
+    )
+
+
+class SegmentSummary(BaseModel):
+    """prompts/summarize.md: a segment's summary and keywords."""
+
+    summary: str = Field(min_length=1, description="what the turns say, in a few sentences")
+    keywords: list[str] = Field(description="up to 5 specific topic keywords")
+
+
+class TopicLink(BaseModel):
+    """One judged pair in prompts/relate.md."""
+
+    id: str = Field(description="the candidate segment id, e.g. sg4")
+    label: Literal["support", "contradict", "coreference", "causal", "semantic", "unrelated"]
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class TopicLinks(BaseModel):
+    """prompts/relate.md: how the new segment relates to each candidate."""
+
+    links: list[TopicLink]
+
+
+class ExtractedFact(BaseModel):
+    """One fact in prompts/facts.md."""
+
+    text: str = Field(min_length=1, description="a standalone atomic claim")
+    belief: float = Field(ge=0.0, le=1.0, description="1.0 stated outright, lower when inferred")
+    sources: list[str] = Field(min_length=1, description="ids of the turns that support it")
+    concepts: list[str] = Field(default_factory=list, description="snake_case topic labels")
+    date: str | None = Field(
+        default=None, description="YYYY-MM-DD, YYYY-MM or YYYY the claim refers to, or null"
+    )
+
+
+class ExtractedConcept(BaseModel):
+    """One concept in prompts/facts.md."""
+
+    label: str = Field(min_length=1, description="snake_case topic label, 1-4 words")
+    episodes: list[str] = Field(description="ids of the new turns about it")
+
+
+class FactsReply(BaseModel):
+    """prompts/facts.md: new facts and concepts of a chunk of turns."""
+
+    facts: list[ExtractedFact]
+    concepts: list[ExtractedConcept] = Field(default_factory=list)
+
+
+class Reflection(BaseModel):
+    """One reflection in prompts/reflect.md."""
+
+    text: str = Field(min_length=1)
+    belief: float = Field(ge=0.0, le=1.0)
+    facts: list[str] = Field(min_length=1, description="ids of the facts it rests on")
+
+
+class ReflectionsReply(BaseModel):
+    """prompts/reflect.md: new higher-level observations."""
+
+    reflections: list[Reflection]

@@ -1,0 +1,175 @@
+"""Segment summaries and keywords: by the LLM when there is one, extractive otherwise.
+
+The extractive summary keeps the segment's most central sentences: each sentence is
+scored by the TF-IDF cosine to the segment's centroid plus, when turns have vectors, its
+turn's cosine to the mean turn vector; redundant sentences are skipped; the chosen ones
+are printed in conversation order with their speakers. Keywords are the segment's best
+TF-IDF phrases within the space.
+
+As a stage, `summarize` upgrades segments that only have an extractive summary (made
+without an LLM, or after an LLM summary failed) once a chat model is configured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from memcli.consolidate.common import Stage, turn_line
+from memcli.consolidate.schemas import SegmentSummary
+from memcli.consolidate.text import (
+    Corpus,
+    key_phrases,
+    sentences,
+    sparse_cosine,
+    sparse_mean,
+)
+from memcli.models import Node
+from memcli.prompting import data_block
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MIN_SENTENCE_WORDS = 4
+REDUNDANT = 0.6  # TF-IDF cosine above which a sentence repeats one already chosen
+MAX_KEYWORD_WORDS = 4
+
+
+def _centrality(episodes: Sequence[Node], vectors: dict[int, Any]) -> dict[int, float]:
+    import numpy as np
+
+    if not episodes or any(e.id not in vectors for e in episodes):
+        return {}
+    matrix = np.stack([vectors[e.id] for e in episodes])
+    centre = matrix.mean(axis=0)
+    norm = float(np.linalg.norm(centre)) or 1.0
+    return {e.id: float(vectors[e.id] @ centre) / norm for e in episodes}
+
+
+def extractive_summary(
+    episodes: Sequence[Node], vectors: dict[int, np.ndarray], corpus: Corpus, words: int
+) -> str:
+    """The segment's most central, non-redundant sentences, in order, with speakers."""
+    central = _centrality(episodes, vectors)
+    centroid = sparse_mean([corpus.vector(e.text) for e in episodes])
+    units = []  # (score, position, episode, sentence, vector)
+    for e_index, ep in enumerate(episodes):
+        for s_index, sentence in enumerate(sentences(ep.text)):
+            vec = corpus.vector(sentence)
+            score = sparse_cosine(vec, centroid) + central.get(ep.id, 0.0)
+            units.append((score, (e_index, s_index), ep, sentence, vec))
+    long_enough = [u for u in units if len(u[3].split()) >= MIN_SENTENCE_WORDS]
+    pool = long_enough or sorted(units, key=lambda u: -len(u[3]))[:1]
+    chosen: list[Any] = []
+    used = 0
+    for unit in sorted(pool, key=lambda u: (-u[0], u[1])):
+        if used >= words:
+            break
+        if any(sparse_cosine(unit[4], c[4]) > REDUNDANT for c in chosen):
+            continue
+        chosen.append(unit)
+        used += len(unit[3].split())
+    return _render(sorted(chosen, key=lambda u: u[1]))
+
+
+def _render(units: Sequence[Any]) -> str:
+    parts: list[str] = []
+    last_episode = None
+    for _, _, ep, sentence, _ in units:
+        if ep.id == last_episode:
+            parts[-1] += " " + sentence
+        else:
+            parts.append(f"{ep.speaker}: {sentence}" if ep.speaker else sentence)
+        last_episode = ep.id
+    return " ".join(parts)
+
+
+def keywords(episodes: Sequence[Node], corpus: Corpus, limit: int) -> list[str]:
+    """The segment's best phrases by TF-IDF within the space."""
+    found = key_phrases([e.text for e in episodes], corpus, limit)
+    return [" ".join(phrase) for phrase, _ in found]
+
+
+def clean_keywords(raw: Sequence[str], limit: int) -> list[str]:
+    """Model keywords trimmed, de-duplicated (case-insensitively) and capped."""
+    out: list[str] = []
+    for word in raw:
+        text = " ".join(str(word).split())
+        if (
+            text
+            and len(text.split()) <= MAX_KEYWORD_WORDS
+            and text.lower() not in map(str.lower, out)
+        ):
+            out.append(text)
+    return out[:limit]
+
+
+def summary_request(stage: Stage, episodes: Sequence[Node]) -> list[dict[str, str]]:
+    """The summarize prompt for a segment's turns."""
+    turns = "\n".join(turn_line(e) for e in episodes)
+    return stage.prompt("summarize", turns=data_block(turns))
+
+
+def llm_summaries(
+    stage: Stage, groups: Sequence[Sequence[Node]]
+) -> list[tuple[str, list[str]] | None]:
+    """(summary, keywords) per group of turns from the LLM; None where the reply failed."""
+    limit = stage.job.cfg.keywords
+    replies = stage.ask_many([(summary_request(stage, g), SegmentSummary) for g in groups])
+    out: list[tuple[str, list[str]] | None] = []
+    for reply in replies:
+        if reply is None or not reply.summary.strip():
+            out.append(None)
+        else:
+            out.append((" ".join(reply.summary.split()), clean_keywords(reply.keywords, limit)))
+    return out
+
+
+def run(stage: Stage) -> None:
+    """Give segments that only have an extractive summary an LLM one."""
+    job = stage.job
+    store = job.store
+    if stage.chat is None:
+        stage.report.reason = "extractive summaries (no LLM)"
+        return
+    todo = [
+        i
+        for i in store.unprocessed(job.space, "summarize", kind="segment")
+        if i not in job.summary_attempted
+    ]
+    segments = store.nodes_by_ids(todo)
+    batch_size = max(1, job.concurrency) * 2
+    job.progress.start("summarizing segments", len(todo))
+    for start in range(0, len(todo), batch_size):
+        batch = [segments[i] for i in todo[start : start + batch_size] if i in segments]
+        batch = batch[: max(0, (job.limit or len(todo)) - stage.report.items)]
+        if not batch:
+            break
+        _upgrade(stage, batch)
+    stage.report.pending = len(store.unprocessed(job.space, "summarize", kind="segment"))
+    job.progress.finish()
+
+
+def _upgrade(stage: Stage, segments: Sequence[Node]) -> None:
+    job, store = stage.job, stage.job.store
+    members = {
+        s.id: [e.src for e in store.edges_of([s.id], ["PART_OF"]) if e.dst == s.id]
+        for s in segments
+    }
+    nodes = store.nodes_by_ids(i for ids in members.values() for i in ids)
+    groups = [
+        sorted((nodes[i] for i in members[s.id] if i in nodes), key=lambda e: (e.seq or 0, e.id))
+        for s in segments
+    ]
+    results = llm_summaries(stage, groups)
+    job.summary_attempted.update(s.id for s in segments)
+    done = [(s, r) for s, r in zip(segments, results, strict=True) if r is not None]
+    vectors = job.embed([r[0] for _, r in done]) or [None] * len(done)
+    for (segment, (summary, words)), vec in zip(done, vectors, strict=True):
+        with store.transaction():
+            props = {**segment.props, "keywords": words, "summary": "llm"}
+            store.update_node(segment.id, text=summary, props=props)
+            job.save_vectors([(segment.id, "segment", vec)])
+            store.mark_processed(job.space, "summarize", [segment.id])
+        stage.report.items += 1
+        job.progress.advance()

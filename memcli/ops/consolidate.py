@@ -1,0 +1,54 @@
+"""`memcli consolidate`: distil unconsolidated turns into the memory graph.
+
+Stages, in order (see memcli.consolidate): segment (episodic buffers -> topic segments with
+PART_OF edges), summarize (segment summaries and keywords; folded into segment, and
+upgrading extractive summaries once an LLM is configured), link (RELATED edges between
+segments), facts (facts and concepts per chunk of turns), concepts (keyword concepts
+without an LLM; merging plural, spelling and near-duplicate twins), reflect (reflections
+over new facts). Without an LLM, link, facts and reflect are skipped and say so.
+
+`limit` caps the units of work of each stage in this run (a segment window, a segment, a
+facts chunk, a reflection batch); what is left stays pending for the next run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from memcli.consolidate.common import STAGES, ConsolidateReport, StageReport
+from memcli.progress import Progress
+
+if TYPE_CHECKING:
+    from memcli.ops import Memory
+
+__all__ = ["STAGES", "ConsolidateReport", "StageReport", "consolidate"]
+
+
+def consolidate(
+    mem: Memory,
+    *,
+    flush: bool = False,
+    stages: Sequence[str] | None = None,
+    limit: int | None = None,
+    dry_run: bool = False,
+    no_llm: bool = False,
+    progress: Progress | None = None,
+) -> ConsolidateReport:
+    """Run the consolidation stages on the memory's space; returns what each stage did.
+
+    When another process is consolidating the same store, returns at once with
+    `locked=True` and writes nothing.
+    """
+    from memcli.consolidate.runner import consolidate as run
+
+    chat = None if no_llm else mem.chat
+    return run(
+        mem,
+        chat,
+        flush=flush,
+        stages=stages,
+        limit=limit,
+        dry_run_only=dry_run,
+        progress=progress,
+    )
