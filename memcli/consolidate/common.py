@@ -23,6 +23,7 @@ from memcli.llm.cached import CachedChat, Usage
 from memcli.models import Node
 from memcli.progress import NoProgress, Progress
 from memcli.prompting import render
+from memcli.store.work import RUN_COUNTERS
 
 if TYPE_CHECKING:
     from memcli.config import ConsolidationConfig
@@ -42,16 +43,8 @@ LOCK_NAME = "consolidate"
 EMBED_BATCH = 256  # texts per embedding call
 MAX_REASKS = 2
 
-COUNTERS = (
-    "items",
-    "nodes",
-    "edges",
-    "llm_calls",
-    "cache_hits",
-    "prompt_tokens",
-    "completion_tokens",
-    "failures",
-)
+# The counters a stage reports are the columns of its `runs` row.
+COUNTERS = RUN_COUNTERS
 
 
 @dataclass
