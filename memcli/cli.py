@@ -219,7 +219,8 @@ def ask(
     ] = False,
     k: Annotated[int | None, typer.Option("-k", "--k", min=1, help="Hits to return.")] = None,
     strategy: Annotated[
-        str | None, typer.Option("--strategy", help="lexical, semantic or hybrid (default).")
+        str | None,
+        typer.Option("--strategy", help="hybrid (default), dwpr, gam, lexical or semantic."),
     ] = None,
     db: DbOpt = None,
     space: SpaceOpt = None,
@@ -227,7 +228,11 @@ def ask(
 ) -> None:
     """Answer from memory with citations, or print the packed memory with --context-only.
 
+    Answering needs an LLM (llm.provider, llm.model); the answer cites the node ids it used.
+
     [b]Examples[/b]
+
+      memcli ask "Where did Caroline move from?"
 
       memcli ask --context-only "What did Caroline research?"
 
@@ -247,6 +252,62 @@ def _stdin_lines() -> Iterator[str]:
     for line in sys.stdin:
         if line.strip():
             yield line.strip()
+
+
+@app.command()
+@handled
+def consolidate(
+    ctx: typer.Context,
+    flush: Annotated[
+        bool, typer.Option("--flush", help="Also close open session buffers (the latest turns).")
+    ] = False,
+    stage: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--stage",
+            help="Run only these stages: segment, summarize, link, facts, concepts, reflect "
+            "(repeat, or separate with commas).",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="At most N units of work per stage in this run."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what is pending; write nothing, call no model.")
+    ] = False,
+    no_llm: Annotated[
+        bool, typer.Option("--no-llm", help="Run only the stages that need no LLM.")
+    ] = False,
+    db: DbOpt = None,
+    space: SpaceOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Distil stored turns into segments, facts, concepts, reflections and topic links.
+
+    Incremental and safe to run from cron: each unit of work commits on its own, a killed
+    run resumes where it stopped, and a run that finds another one in progress exits 0 at
+    once. Without an LLM (or with --no-llm) link, facts and reflect are skipped.
+
+    [b]Examples[/b]
+
+      memcli consolidate
+
+      memcli consolidate --no-llm --flush
+
+      memcli consolidate --stage segment,concepts --limit 20
+
+      memcli --json consolidate --dry-run
+
+      */15 * * * * memcli --db ~/memory.db -q consolidate   (crontab)
+    """
+    state = _state(ctx).merge(db, space, json_mode)
+    with memory(state) as mem:
+        report = mem.consolidate(
+            flush=flush, stages=stage, limit=limit, dry_run=dry_run, no_llm=no_llm,
+            progress=state.out.progress(),
+        )  # fmt: skip
+    render.consolidate(state.out, report)
 
 
 @inspect_app.callback(invoke_without_command=True)
@@ -296,6 +357,35 @@ def inspect_node(
         render.node(state.out, mem.node_view(node_id))
 
 
+@inspect_app.command("graph")
+@handled
+def inspect_graph(
+    ctx: typer.Context,
+    fmt: Annotated[
+        str, typer.Option("--format", help="graphml (Gephi), json or dot (Graphviz).")
+    ] = "graphml",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")
+    ] = None,
+    db: DbOpt = None,
+    space: SpaceOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Export the space's graph: every node (id, kind, text...) and edge (type, weight).
+
+    [b]Examples[/b]
+
+      memcli inspect graph > memory.graphml
+
+      memcli inspect graph --format dot | dot -Tsvg > memory.svg
+
+      memcli inspect graph --format json -o graph.json
+    """
+    state = _state(ctx).merge(db, space, json_mode)
+    with memory(state) as mem:
+        render.export(state.out, mem.export_graph(fmt.lower()), output)
+
+
 @app.command("config")
 @handled
 def show_config(ctx: typer.Context, json_mode: JsonOpt = False) -> None:
@@ -314,6 +404,116 @@ def reindex(ctx: typer.Context, db: DbOpt = None, json_mode: JsonOpt = False) ->
     state = _state(ctx).merge(db, None, json_mode)
     with memory(state) as mem:
         render.record_or_line(state.out, mem.reindex(progress=state.out.progress()), "reindexed")
+
+
+@app.command()
+@handled
+def prune(
+    ctx: typer.Context,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(help="A file as ingested: its path, or a sha256 prefix (8+ hex). Repeatable."),
+    ] = None,
+    session: Annotated[
+        list[str] | None,
+        typer.Option(help="A session id, or a glob such as 'conv-26:*'. Repeatable."),
+    ] = None,
+    older_than: Annotated[
+        str | None,
+        typer.Option(help="Episodes older than this: 90min, 12h, 30d, 2w, 6mo, 1y."),
+    ] = None,
+    before: Annotated[
+        str | None, typer.Option(help="Episodes dated before this ISO date, e.g. 2024-03-01.")
+    ] = None,
+    node: Annotated[
+        list[str] | None, typer.Option(help="A node id such as ep12 or fa3. Repeatable.")
+    ] = None,
+    superseded: Annotated[bool, typer.Option("--superseded", help="Superseded facts.")] = False,
+    min_belief: Annotated[
+        float | None, typer.Option(help="Facts and reflections with belief below this.")
+    ] = None,
+    orphans: Annotated[
+        bool, typer.Option("--orphans", help="Derived nodes with nothing left they came from.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would go; change nothing.")
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Do not ask (needed without a TTY).")
+    ] = False,
+    vacuum: Annotated[
+        bool, typer.Option("--vacuum", help="Then scrub freed bytes from the file (slower).")
+    ] = False,
+    db: DbOpt = None,
+    space: Annotated[
+        str | None,
+        typer.Option("--space", help="Work in this space; given alone, selects the WHOLE space."),
+    ] = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Forget memories, and everything derived only from them (facts, segments, concepts…).
+
+    Selectors combine with AND; a repeated selector with OR.
+
+    Episodes without a date never match --older-than or --before.
+
+    --source keeps an episode that another, unselected file also holds.
+
+    Without a terminal, pass --yes (or --dry-run).
+
+    [b]Examples[/b]
+
+      memcli prune --source chat.jsonl --dry-run
+
+      memcli prune --session 'conv-26:*' --yes --vacuum
+
+      memcli prune --older-than 6mo --yes
+
+      memcli prune --superseded --min-belief 0.3 --yes
+
+      memcli --json prune --node ep12 --yes
+    """
+    from memcli.ops.prune import Selection
+
+    state = _state(ctx).merge(db, space, json_mode)
+    sel = Selection(
+        tuple(source or ()), tuple(session or ()), space is not None, older_than, before,
+        tuple(node or ()), superseded, min_belief, orphans,
+    )  # fmt: skip
+    sel.check(vacuum=vacuum)
+    with memory(state) as mem:
+        report = _prune_confirmed(state, mem, sel, dry_run=dry_run, yes=yes, vacuum=vacuum)
+    if report is not None:
+        render.prune(state.out, report)
+
+
+def _prune_confirmed(
+    state: State, mem: Memory, sel: Any, *, dry_run: bool, yes: bool, vacuum: bool
+) -> Any:
+    """Prune, asking first on a terminal; without one, only with --yes or --dry-run."""
+    if dry_run or yes:
+        return mem.prune(sel, dry_run=dry_run, vacuum=vacuum)
+    if not (sys.stdin.isatty() and state.out.stderr.isatty()):
+        raise UsageError(
+            "prune removes memories and there is no terminal to confirm it on",
+            fix="add --yes to go ahead, or --dry-run to see what would be removed",
+        )
+    preview = mem.prune(sel, dry_run=True)
+    if preview.total or preview.sources:
+        counts = ", ".join(f"{n:,} {kind}" for kind, n in preview.removed.items()) or "no nodes"
+        if not _confirm(state, f"remove {counts} ({preview.edges:,} edges), for good?"):
+            state.out.info("nothing removed")
+            return None
+    return mem.prune(sel, vacuum=vacuum)
+
+
+def _confirm(state: State, question: str) -> bool:
+    """Ask on stderr and read the answer from stdin; only y or yes agrees.
+
+    (typer.confirm echoes a space to stdout, which must carry data only.)
+    """
+    state.out.err.print(f"{question} [y/N] ", end="", markup=False)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
 def _int_list(text: str) -> list[int]:
@@ -348,6 +548,8 @@ def eval_locomo(
     json_mode: JsonOpt = False,
 ) -> None:
     """Evidence recall of retrieval on LoCoMo, each conversation in its own temporary store.
+
+    With an LLM, answers are scored too: LLM judge, token F1, BLEU-1, tokens per query.
 
     [b]Examples[/b]
 

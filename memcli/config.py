@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.errors import ConfigError, NotFound
+from memcli.models import EDGE_TYPES
 
 ENV_PREFIX = "MEMCLI_"
 
@@ -85,6 +86,31 @@ class RetrievalConfig:
     max_facts: int = 60
     max_reflections: int = 20
     max_episodes: int = 80
+    # Graph strategies (hybrid, dwpr, gam): seeds, expansion and Personalized PageRank.
+    seeds: int = 40  # top candidates that seed PageRank, weighted by similarity squared
+    expand_depth: int = 2  # hops from the seeds into the local subgraph
+    max_subgraph: int = 3000  # nodes at most in one query's local subgraph
+    hub_threshold: int = 50  # nodes with more edges pass on only threshold/degree of mass
+    damping: float = 0.85  # probability that the walk follows an edge rather than restart
+    ppr_weight: float = 0.1  # hybrid: similarity + ppr_weight·PageRank, both max-normalised
+    reply_share: float = 0.9  # the turn after a question gets this share of its similarity
+    edge_next: float = 0.8  # PageRank weight per edge type
+    edge_part_of: float = 0.5
+    edge_related: float = 0.5
+    edge_derived_from: float = 0.8
+    edge_derived_from_fact: float = 0.5
+    edge_has_concept: float = 0.8
+    edge_about_concept: float = 0.8
+    edge_mentions: float = 0.5
+    edge_relation: float = 0.5
+    edge_supersedes: float = 0.5
+    dwpr_seeds: int = 10  # dwpr: seeds per aspect (segments, facts/entities, episodes)
+    dwpr_damping: float = 0.5  # dwpr: follow-an-edge probability
+    gam_anchors: int = 5  # gam: topic anchors found by similarity before RELATED expansion
+    gam_beta_time: float = 1.4  # gam: boost when a temporal question meets a dated memory
+    gam_beta_role: float = 1.4  # gam: boost when the question names the memory's speaker
+    gam_beta_conf: float = 1.2  # gam: boost for a derived memory believed >= gam_min_belief
+    gam_min_belief: float = 0.8
 
     def __post_init__(self) -> None:
         _check_positive(self, ("k", "pool", "word_budget", "candidates"))
@@ -93,6 +119,53 @@ class RetrievalConfig:
                 f"retrieval.lexical_weight must be in [0, 1], got {self.lexical_weight}"
             )
         _check_positive(self, ("max_facts", "max_reflections", "max_episodes"), 0)
+        _check_positive(self, ("seeds", "max_subgraph", "dwpr_seeds"))
+        _check_positive(self, ("expand_depth", "hub_threshold", "ppr_weight", "gam_anchors"), 0)
+        _check_positive(self, tuple(f"edge_{t.lower()}" for t in EDGE_TYPES), 0)
+        _check_positive(self, ("gam_beta_time", "gam_beta_role", "gam_beta_conf"), 0)
+        for name in ("damping", "dwpr_damping", "gam_min_belief", "reply_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                value = getattr(self, name)
+                raise ConfigError(f"retrieval.{name} must be in [0, 1], got {value}")
+
+    def type_weights(self) -> dict[str, float]:
+        """PageRank weight of each edge type, from the edge_* settings."""
+        return {t: getattr(self, f"edge_{t.lower()}") for t in EDGE_TYPES}
+
+
+@dataclass(frozen=True)
+class ConsolidationConfig:
+    buffer_tokens: int = 2048  # an open session buffer is segmented once it passes this
+    chunk_tokens: int = 500  # new episodes per fact-extraction prompt
+    segment_min_turns: int = 3  # no topic segment shorter than this (unless a buffer is)
+    boundary_window: int = 3  # turns on each side of a gap compared by the similarity rule
+    boundary_min_depth: float = 0.15  # smallest similarity dip that counts as a topic change
+    summary_words: int = 60  # length of an extractive segment summary
+    keywords: int = 5  # keywords kept per segment
+    link_top_k: int = 5  # similar older segments shown to the topic-link judge
+    link_threshold: float = 0.6  # RELATED edge when the judge's confidence reaches this (τ)
+    similar_context_k: int = 5  # older episodes / facts / reflections given as prompt context
+    reflect_batch: int = 20  # new facts per reflection prompt
+    concepts_per_segment: int = 3  # keyword concepts chosen per segment without an LLM
+    concept_max_df_share: float = 0.05  # a keyword in more episodes than this is too generic
+    concept_merge_threshold: float = 0.9  # cosine above which two concepts are merged
+
+    def __post_init__(self) -> None:
+        _check_positive(
+            self,
+            ("buffer_tokens", "chunk_tokens", "segment_min_turns", "boundary_window"),
+        )
+        _check_positive(self, ("summary_words", "link_top_k", "reflect_batch"))
+        _check_positive(self, ("keywords", "concepts_per_segment", "similar_context_k"), 0)
+        for name in (
+            "boundary_min_depth",
+            "link_threshold",
+            "concept_max_df_share",
+            "concept_merge_threshold",
+        ):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ConfigError(f"consolidation.{name} must be in [0, 1], got {value}")
 
 
 @dataclass(frozen=True)
@@ -103,6 +176,7 @@ class Config:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)
     source_file: str | None = field(default=None, compare=False)  # which file was read
 
     @property

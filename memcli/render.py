@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rich import box
 from rich.table import Table
 
 from memcli.models import Answer, IngestReport, PruneReport
@@ -102,6 +103,37 @@ def stats(out: Output, stats: dict[str, Any]) -> None:
     out.table(counts_table("edges", stats["edges"], "type"))
     for extra in stats.get("sections", []):
         out.table(counts_table(extra["title"], extra["counts"], extra["key"]))
+    if "consolidation" in stats:
+        out.table(consolidation_health(stats["consolidation"]))
+
+
+def consolidation_health(health: dict[str, Any]) -> Table:
+    """Last run per consolidation stage, with failures and what is still pending."""
+    table = Table(title="consolidation", title_justify="left")
+    for col in ("stage", "last run", "status", "units", "failed", "tokens", "pending"):
+        table.add_column(col, justify="left" if col in ("stage", "last run", "status") else "right")
+    notes = []
+    for stage, pending in health["pending"].items():
+        run = health["last_runs"].get(stage)
+        if run is None:
+            table.add_row(stage, "never", "", "", "", "", str(pending))
+            continue
+        tokens = run["prompt_tokens"] + run["completion_tokens"]
+        when = (run["finished_at"] or run["started_at"] or "")[:16].replace("T", " ")
+        cells = (str(run["items"]), str(run["failures"]), f"{tokens:,}", str(pending))
+        table.add_row(stage, when, run["status"], *cells)
+        if run["reason"]:
+            notes.append(f"{stage}: {run['reason']}")
+    t = health["totals"]
+    table.caption = "\n".join(
+        [
+            *notes,
+            f"all runs: {t['prompt_tokens']:,} prompt + {t['completion_tokens']:,} completion "
+            f"tokens, {t['llm_calls']} model calls, {t['failures']} failures",
+        ]
+    )
+    table.caption_justify = "left"
+    return table
 
 
 def node(out: Output, view: dict[str, Any]) -> None:
@@ -229,3 +261,68 @@ def prune(out: Output, report: PruneReport) -> None:
     out.text("\n".join(lines))
     if report.dry_run:
         out.info("dry run: nothing was changed")
+
+
+_STAGE_COLUMNS = ("stage", "status", "units", "nodes", "edges", "calls", "cached", "failed")
+
+
+def consolidate(out: Output, report: Any) -> None:
+    """A ConsolidateReport: a table of stages, then each stage's note (why it was skipped,
+    what waits), then token totals. When another run holds the lock: a message on stderr."""
+    if out.json:
+        out.record(report.to_dict())
+        return
+    if report.locked:
+        holder = report.holder or {}
+        out.info(
+            f"another consolidation is running (pid {holder.get('pid')} on {holder.get('host')},"
+            f" since {holder.get('since')}); nothing done"
+        )
+        return
+    title = "consolidation (dry run: nothing written)" if report.dry_run else "consolidation"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE, pad_edge=False)
+    for col in (*_STAGE_COLUMNS, "pending"):
+        left = col in ("stage", "status")
+        table.add_column(
+            col, justify="left" if left else "right", min_width=max(len(col), 9 * left)
+        )
+    notes = []
+    for s in report.stages:
+        counts = (s.items, s.nodes, s.edges, s.llm_calls, s.cache_hits, s.failures, s.pending)
+        table.add_row(s.name, s.status, *map(str, counts))
+        extra = [f"{k.replace('_', ' ')}: {v}" for k, v in s.extra.items() if v]
+        if s.dropped:
+            extra.append(f"invented ids dropped: {s.dropped}")
+        if s.reason or extra:
+            notes.append(f"{s.name}: " + "; ".join([*([s.reason] if s.reason else []), *extra]))
+    out.table(table)
+    if notes:
+        out.text("\n".join(notes))
+    if report.dry_run and report.sessions:
+        out.table(_buffers_table(report.sessions))
+    t = report.totals()
+    out.info(
+        f"{t['prompt_tokens']:,} prompt + {t['completion_tokens']:,} completion tokens, "
+        f"{t['llm_calls']} model calls, {t['cache_hits']} answered from the cache, "
+        f"{t['failures']} failures ({report.seconds:.1f} s)"
+    )
+
+
+def _buffers_table(sessions: list[dict[str, Any]]) -> Table:
+    table = Table(title="open session buffers", title_justify="left")
+    for col in ("session", "pending turns", "tokens", "closes now"):
+        table.add_column(col, justify="left" if col == "session" else "right")
+    for b in sessions:
+        closes = "yes" if b["closes"] else "no"
+        table.add_row(b["session"], str(b["pending"]), str(b["tokens"]), closes)
+    return table
+
+
+def export(out: Output, document: str, path: Any = None) -> None:
+    """An exported document on stdout, or written to `path` with a note on stderr."""
+    if path is None:
+        out.text(document)
+        return
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(document)
+    out.info(f"wrote {path}")

@@ -91,7 +91,8 @@ def test_missing_file_is_not_found(cli: Cli, tmp_path: Path) -> None:
 
 def test_ask_context_only_json_contract(cli: Cli) -> None:
     cli("ingest", str(EXAMPLE))
-    out = cli.json("ask", "--context-only", "-k", "3", "Which hotel in Alfama did we book?")[0]
+    question = "Which hotel in Alfama did we book rooms at?"
+    out = cli.json("ask", "--context-only", "-k", "3", question)[0]
     assert set(out) == {"question", "context", "hits"}
     assert len(out["hits"]) == 3
     hit = out["hits"][0]

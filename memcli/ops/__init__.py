@@ -109,6 +109,13 @@ class Memory:
 
         return ask(self, question, **kwargs)
 
+    def consolidate(self, **kwargs: Any) -> Any:
+        """Distil unconsolidated turns into segments, facts, concepts, reflections and links;
+        see memcli.ops.consolidate."""
+        from memcli.ops.consolidate import consolidate
+
+        return consolidate(self, **kwargs)
+
     def stats(self) -> dict[str, Any]:
         """Counts and settings of the store; see memcli.ops.inspect."""
         from memcli.ops.inspect import stats
@@ -121,8 +128,21 @@ class Memory:
 
         return node_view(self, node_id)
 
+    def export_graph(self, fmt: str = "graphml") -> str:
+        """The space's graph as GraphML, JSON or DOT; see memcli.ops.graph_export."""
+        from memcli.ops.graph_export import export_graph
+
+        return export_graph(self, fmt)
+
     def reindex(self, **kwargs: Any) -> dict[str, Any]:
         """Re-embed every node with the configured embedder; see memcli.ops.reindex."""
         from memcli.ops.reindex import reindex
 
         return reindex(self, **kwargs)
+
+    def prune(self, selection: Any, **kwargs: Any) -> Any:
+        """Forget the selected memories and what was derived only from them; see
+        memcli.ops.prune."""
+        from memcli.ops.prune import prune
+
+        return prune(self, selection, **kwargs)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from memcli.errors import InvalidInput
 from memcli.models import BadRecord, Edge, Episode, IngestReport, embedding_text
 from memcli.progress import NoProgress, Progress
+from memcli.timeexpr import time_refs
 
 if TYPE_CHECKING:
     from memcli.ops import Memory
@@ -107,6 +108,9 @@ def _insert_episodes(
         props = dict(ep.props)
         if ep.timestamp_raw and ep.timestamp_raw != ep.timestamp:
             props["timestamp_raw"] = ep.timestamp_raw
+        refs = time_refs(ep.text, ep.timestamp)  # "yesterday" -> the date it meant
+        if refs:
+            props["time_refs"] = refs
         node_id = store.insert_node(
             space,
             "episode",

@@ -2,34 +2,122 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memcli.retrieval import SearchContext
 
 
-def fused_similarity(
+# The full-text pass reads this many times the candidate pool: FTS5 scores every match
+# anyway, and the extra rows give nodes met later through the graph their exact BM25 (or an
+# upper bound). The vector pass reads just the pool: sqlite-vec's cost grows with k.
+WIDE = 4
+
+
+@dataclass
+class Similarity:
+    """Fused query similarity of nodes, able to score more nodes on the same scale.
+
+    `lexical` and `cosine` hold every row the wide first pass returned; `scores` the fused
+    similarity of the candidates and of nodes scored later. BM25 is divided by the best
+    candidate's (`bm25_top`), so nodes scored later (found through the graph) compare.
+    """
+
+    query: str
+    scores: dict[int, float] = field(default_factory=dict)
+    bm25_top: float = 0.0
+    query_vector: Any = None
+    lexical_weight: float = 0.5
+    lexical: dict[int, float] = field(default_factory=dict)
+    cosine: dict[int, float] = field(default_factory=dict)
+    lexical_floor: float = 0.0  # BM25 of any node outside `lexical` is at most this
+    cosine_floor: float = 0.0  # cosine of any node outside `cosine` is at most this
+    kinds: dict[int, str] = field(default_factory=dict)  # kind of every node read so far
+
+    def extend(self, ctx: SearchContext, node_ids: Iterable[int]) -> dict[int, float]:
+        """Fused similarity of nodes not yet scored (computed on demand), added to `scores`.
+
+        BM25 comes from the wide first pass (a node outside it counts 0: it ranks below
+        every node read); cosine from the first pass, else from the node's stored vector.
+        """
+        missing = [i for i in dict.fromkeys(node_ids) if i not in self.scores]
+        if not missing:
+            return {}
+        if self.query_vector is not None:
+            unknown = [i for i in missing if i not in self.cosine]
+            self.cosine.update(similarities(ctx, self.query_vector, unknown))
+        added = {i: self._fuse(self.lexical.get(i, 0.0), self.cosine.get(i)) for i in missing}
+        self.scores.update(added)
+        return added
+
+    def bound(self, node_id: int) -> float:
+        """The highest fused similarity a node not yet scored can have."""
+        if node_id in self.scores:
+            return self.scores[node_id]
+        bm25 = self.lexical.get(node_id, self.lexical_floor)
+        return self._fuse(bm25, self.cosine.get(node_id, self.cosine_floor))
+
+    def _fuse(self, bm25: float, cosine: float | None) -> float:
+        lex = bm25 / self.bm25_top if self.bm25_top > 0 else 0.0
+        if self.query_vector is None:
+            return lex
+        w = self.lexical_weight
+        return w * lex + (1.0 - w) * (cosine or 0.0)
+
+
+def fused(
     ctx: SearchContext, query: str, pool: int, kinds: Sequence[str] | None = None
-) -> dict[int, float]:
+) -> Similarity:
     """w·BM25/max(BM25) + (1-w)·cosine over the union of both candidate lists.
 
     Cosine is looked up from stored vectors for candidates only full-text found, so every
     node is scored on both signals. Without an embedder this is normalised BM25 alone.
     """
-    lexical = dict(ctx.store.text_search(ctx.space, query, pool, kinds))
-    top = max(lexical.values(), default=0.0)
-    norm_lex = {i: s / top for i, s in lexical.items()} if top > 0 else {}
-    qv = ctx.query_vector(query)
-    if qv is None:
-        return norm_lex
-    cosine = dict(ctx.store.vector_search(ctx.space, qv, pool, kinds))
-    cosine.update(similarities(ctx, qv, [i for i in norm_lex if i not in cosine]))
-    w = ctx.cfg.lexical_weight
-    return {
-        i: w * norm_lex.get(i, 0.0) + (1.0 - w) * cosine.get(i, 0.0)
-        for i in set(norm_lex) | set(cosine)
-    }
+    return fused_groups(ctx, query, [(kinds, pool)])
+
+
+def _best_per_group(
+    rows: dict[int, float], kinds: dict[int, str], groups: Sequence[tuple[Any, int]]
+) -> set[int]:
+    """The ids of the best `pool` rows of each group of kinds."""
+    chosen: set[int] = set()
+    for group, pool in groups:
+        inside = [(i, v) for i, v in ranked(rows) if group is None or kinds.get(i) in group]
+        chosen.update(i for i, _ in inside[:pool])
+    return chosen
+
+
+def fused_groups(
+    ctx: SearchContext, query: str, groups: Sequence[tuple[Sequence[str] | None, int]]
+) -> Similarity:
+    """Like `fused`, with its own candidate pool for each group of kinds, on one scale.
+
+    One full-text query (WIDE times the pools) and one vector query (the pools) over all
+    the groups' kinds; each group then takes its best `pool` candidates from each signal.
+    """
+    union = (
+        None
+        if any(g is None for g, _ in groups)
+        else sorted({k for g, _ in groups for k in g or ()})
+    )
+    pools = sum(pool for _, pool in groups)
+    sim = Similarity(query, query_vector=ctx.query_vector(query))
+    sim.lexical_weight = ctx.cfg.lexical_weight
+    sim.lexical = dict(ctx.store.text_search(ctx.space, query, WIDE * pools, union))
+    if len(sim.lexical) >= WIDE * pools:
+        sim.lexical_floor = min(sim.lexical.values())
+    if sim.query_vector is not None:
+        sim.cosine = dict(ctx.store.vector_search(ctx.space, sim.query_vector, pools, union))
+        if len(sim.cosine) >= pools:
+            sim.cosine_floor = min(sim.cosine.values())
+    sim.kinds = ctx.store.kinds_of([*sim.lexical, *sim.cosine])
+    lexical = _best_per_group(sim.lexical, sim.kinds, groups)
+    candidates = lexical | _best_per_group(sim.cosine, sim.kinds, groups)
+    sim.bm25_top = max((sim.lexical[i] for i in lexical), default=0.0)
+    sim.extend(ctx, candidates)
+    return sim
 
 
 def similarities(
@@ -45,3 +133,29 @@ def similarities(
 def ranked(scores: dict[int, float]) -> list[tuple[int, float]]:
     """(id, score) best first; ties broken by id for stable output."""
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def top(scores: dict[int, float], n: int) -> list[tuple[int, float]]:
+    """The n best (id, score) pairs with a positive score."""
+    return [(i, s) for i, s in ranked(scores)[:n] if s > 0]
+
+
+def inherit_replies(ctx: SearchContext, sim: Similarity, among: int, share: float) -> None:
+    """Let the turn after a question inherit `share` of the question's similarity.
+
+    A question and its answer sit in consecutive turns, and the answer often repeats none of
+    the question's words ("What did you research?" / "Adoption agencies."). So when one of the
+    best `among` candidates is a turn that asks something, the next turn of its session
+    (its NEXT neighbour) scores at least share × the question's similarity.
+    """
+    if share <= 0:
+        return
+    best = [i for i, _ in top(sim.scores, among)]
+    nodes = ctx.store.nodes_by_ids(best)
+    asking = {i for i in best if nodes[i].kind == "episode" and "?" in nodes[i].text}
+    if not asking:
+        return
+    replies = [(q, a) for q, a, _, _ in ctx.store.edge_rows(list(asking), ["NEXT"]) if q in asking]
+    sim.extend(ctx, [a for _, a in replies])
+    for question, answer in replies:
+        sim.scores[answer] = max(sim.scores[answer], share * sim.scores[question])

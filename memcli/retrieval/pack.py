@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memcli.models import Hit, Node
+from memcli.timeexpr import annotate
 
 # Section order and titles for derived kinds; episodes come last, in time order.
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -38,16 +39,31 @@ def when(node: Node) -> str:
     return text if (moment.hour, moment.minute) == (0, 0) else f"{text}, {moment:%H:%M}"
 
 
+def _fact_date(node: Node) -> str:
+    """When a fact holds from: its valid_from, else the time of the turn it came from."""
+    valid_from = node.props.get("valid_from")
+    if isinstance(valid_from, str) and valid_from:
+        return when(Node(node.id, node.kind, node.space, node.text, timestamp=valid_from))
+    return when(node)
+
+
 def item_line(hit: Hit) -> str:
-    """One line of context for a hit, led by its citable id."""
+    """One line of context for a hit, led by its citable id.
+
+    A turn's relative time expressions are followed by the dates they meant
+    ("[yesterday = 7 May 2023]"), resolved at ingest from the session date.
+    """
     node = hit.node
     if node.kind == "episode":
         speaker = f"{node.speaker}: " if node.speaker else ""
-        return f"[{node.node_id}] {speaker}{node.text}"
+        refs = node.props.get("time_refs")
+        note = f" {annotate(refs)}" if isinstance(refs, list) and refs else ""
+        return f"[{node.node_id}] {speaker}{node.text}{note}"
     extra = ""
     if node.kind == "segment" and node.props.get("keywords"):
         extra = f" (keywords: {', '.join(node.props['keywords'])})"
-    dated = f" ({when(node)})" if node.kind == "fact" and node.timestamp else ""
+    date = _fact_date(node) if node.kind == "fact" else ""
+    dated = f" ({date})" if date else ""
     return f"- [{node.node_id}] {node.text}{dated}{extra}"
 
 

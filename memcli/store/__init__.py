@@ -14,13 +14,14 @@ from memcli.store.edges import EdgesMixin
 from memcli.store.fts import FtsMixin
 from memcli.store.migrations import migrate
 from memcli.store.nodes import NodesMixin
+from memcli.store.prune import PruneMixin
 from memcli.store.vectors import VectorsMixin
 from memcli.store.work import WorkMixin
 
 __all__ = ["Store", "open_store"]
 
 
-class Store(NodesMixin, EdgesMixin, VectorsMixin, FtsMixin, WorkMixin):
+class Store(NodesMixin, EdgesMixin, VectorsMixin, FtsMixin, WorkMixin, PruneMixin):
     """A migrated connection to one memcli database file."""
 
     def __init__(self, conn: Any, path: Path) -> None:

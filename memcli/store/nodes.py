@@ -186,6 +186,24 @@ class NodesMixin:
         ).fetchone()
         return (row[0], row[1]) if row else None
 
+    def kinds_of(self, node_ids: Sequence[int]) -> dict[int, str]:
+        """The kind of each of the given nodes (missing ids are absent)."""
+        rows = self.conn.execute(
+            "SELECT id, kind FROM nodes WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(node_ids)),),
+        )
+        return {int(i): kind for i, kind in rows}
+
+    def kinds_present(self, space: str, kinds: Sequence[str]) -> set[str]:
+        """Which of `kinds` have at least one node in the space (an index probe per kind)."""
+        return {
+            kind
+            for kind in kinds
+            if self.conn.execute(
+                "SELECT 1 FROM nodes WHERE space = ? AND kind = ? LIMIT 1", (space, kind)
+            ).fetchone()
+        }
+
     def sources_of(self, node_ids: Iterable[int]) -> dict[int, list[str]]:
         """Refs of the episodes each derived node came from, in conversation order."""
         from memcli.store.provenance import source_episode_refs

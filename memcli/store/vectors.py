@@ -15,6 +15,10 @@ def to_blob(vector: Any) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
+# Up to this many ids, vectors are read one `rowid = ?` query at a time (see get_vectors).
+POINT_LOOKUPS = 200
+
+
 class VectorsMixin:
     conn: Any
 
@@ -81,7 +85,18 @@ class VectorsMixin:
         out: dict[int, Any] = {}
         if not self.has_vectors():
             return out
-        for part in chunked(list(node_ids)):
+        ids = list(dict.fromkeys(node_ids))
+        if len(ids) <= POINT_LOOKUPS:
+            # vec0 answers `rowid = ?` from its rowid index, but `rowid IN (...)` by scanning
+            # every chunk: one query per id is far faster for the few a retrieval needs.
+            for node_id in ids:
+                row = self.conn.execute(
+                    "SELECT embedding FROM vec_nodes WHERE rowid = ?", (node_id,)
+                ).fetchone()
+                if row is not None:
+                    out[int(node_id)] = np.frombuffer(row[0], dtype=np.float32)
+            return out
+        for part in chunked(ids):
             marks = ",".join("?" * len(part))
             for rowid, blob in self.conn.execute(
                 f"SELECT rowid, embedding FROM vec_nodes WHERE rowid IN ({marks})", tuple(part)

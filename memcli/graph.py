@@ -1,0 +1,193 @@
+"""A per-query igraph view of a local subgraph, and Personalized PageRank over it.
+
+The view is built from store rows on demand and thrown away after the query: nothing is
+cached across invocations. Vertices are numbered 0..n-1 for igraph; `LocalGraph.nodes` and
+`LocalGraph.index` map between those indices and store node ids, and nothing outside this
+module ever sees a vertex index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memcli.store import Store
+
+EdgeRow = tuple[int, int, str, float]  # (src node id, dst node id, type, stored weight)
+
+# Edge types seen in no weight table still carry some mass (GAAMA's fallback).
+DEFAULT_TYPE_WEIGHT = 0.5
+
+
+@dataclass
+class LocalGraph:
+    """Store nodes as igraph vertices: `nodes[v]` is the node id of vertex v."""
+
+    nodes: list[int]
+    index: dict[int, int]
+    edges: list[EdgeRow]
+    degree: dict[int, int] = field(default_factory=dict)  # whole-store degree of each node
+    hops: dict[int, int] = field(default_factory=dict)  # distance from the nearest seed
+    pairs: list[tuple[int, int]] = field(default_factory=list)  # edges as vertex indices
+
+    @classmethod
+    def build(
+        cls,
+        node_ids: Iterable[int],
+        edges: Iterable[EdgeRow],
+        degree: Mapping[int, int] | None = None,
+        hops: Mapping[int, int] | None = None,
+    ) -> LocalGraph:
+        """A graph over the given nodes; edges with an end outside them are dropped."""
+        nodes = list(dict.fromkeys(node_ids))
+        index = {node: v for v, node in enumerate(nodes)}
+        kept = [e for e in edges if e[0] in index and e[1] in index and e[0] != e[1]]
+        deg = dict(degree or {})
+        for node in nodes:  # a node whose store degree is unknown counts its local edges
+            deg.setdefault(node, 0)
+        if degree is None:
+            for src, dst, _, _ in kept:
+                deg[src] += 1
+                deg[dst] += 1
+        pairs = [(index[e[0]], index[e[1]]) for e in kept]
+        return cls(nodes, index, kept, deg, dict(hops or {}), pairs)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def expand(
+    store: Store,
+    seeds: Sequence[int],
+    depth: int,
+    *,
+    types: Sequence[str] | None = None,
+    hub_threshold: int = 0,
+    max_nodes: int = 0,
+) -> LocalGraph:
+    """Seeds plus everything within `depth` hops, with every edge among them.
+
+    Hubs (store degree above `hub_threshold`, when it is positive) are kept as vertices but
+    not expanded through: their mass is damped anyway, and fanning out from a node with
+    thousands of edges would make one query read a large part of the store. `max_nodes`
+    (when positive) stops the expansion once the subgraph is that large.
+    """
+    hops = {node: 0 for node in seeds}
+    frontier = list(hops)
+    degree: dict[int, int] = {}
+    for hop in range(1, depth + 1):
+        if not frontier:
+            break
+        degree.update(store.degrees(frontier))
+        open_ = [n for n in frontier if not hub_threshold or degree[n] <= hub_threshold]
+        rows = store.edge_rows(open_, types) if open_ else []
+        # Neighbours of stronger seeds first, so a size cap keeps the most relevant part.
+        rank = {node: i for i, node in enumerate(open_)}
+        rows.sort(key=lambda r: min(rank.get(r[0], len(rank)), rank.get(r[1], len(rank))))
+        frontier = []
+        for src, dst, _, _ in rows:
+            for node in (src, dst):
+                if node not in hops and not (max_nodes and len(hops) >= max_nodes):
+                    hops[node] = hop
+                    frontier.append(node)
+    rest = [n for n in hops if n not in degree]
+    if rest:
+        degree.update(store.degrees(rest))
+    return LocalGraph.build(hops, store.edges_within(list(hops), types), degree, hops)
+
+
+def walk(
+    graph: LocalGraph,
+    type_weights: Mapping[str, float],
+    hub_threshold: int = 0,
+    into: Mapping[int, float] | None = None,
+) -> tuple[Any, list[float]]:
+    """A directed igraph.Graph that follows every edge both ways, and its edge weights.
+
+    An edge's weight is its type's weight times its stored weight, times `into[target]` when
+    given (query-conditioned weights). A hub (store degree above `hub_threshold`) sends only
+    threshold/degree of its mass to its neighbours: the rest goes to an extra sink vertex
+    (index len(graph)) with no out-edges, whose mass PageRank hands back to the teleport
+    vector. Plain rescaling of a hub's weights would cancel out in the per-source
+    normalisation; the sink is what actually limits the mass passing through a hub.
+    """
+    import igraph
+    import numpy as np
+
+    n = len(graph)
+    view = igraph.Graph(n=n + 1, edges=graph.pairs, directed=False)
+    # igraph stores an undirected edge as (lower, higher) vertex; "mutual" adds the edges
+    # lower->higher first, then all of them reversed, in edge order.
+    view.to_directed(mode="mutual")
+    count = len(graph.pairs)
+    first = np.fromiter(map(itemgetter(0), graph.pairs), dtype=np.int64, count=count)
+    second = np.fromiter(map(itemgetter(1), graph.pairs), dtype=np.int64, count=count)
+    lower, higher = np.minimum(first, second), np.maximum(first, second)
+    types = list(map(itemgetter(2), graph.edges))
+    per_type = {t: type_weights.get(t, DEFAULT_TYPE_WEIGHT) for t in set(types)}
+    stored = np.fromiter(map(itemgetter(3), graph.edges), dtype=float, count=len(types))
+    base = np.fromiter(map(per_type.__getitem__, types), float, len(types)) * stored.clip(0)
+    up, down = base, base
+    if into is not None:
+        factor = np.zeros(n + 1)
+        for node, value in into.items():
+            if node in graph.index:
+                factor[graph.index[node]] = value
+        up, down = base * factor[higher], base * factor[lower]
+    weights = np.concatenate([up, down])
+    if hub_threshold > 0 and len(weights):
+        degree = np.fromiter(map(graph.degree.__getitem__, graph.nodes), dtype=float, count=n)
+        out_total = np.bincount(np.concatenate([lower, higher]), weights=weights, minlength=n)
+        hubs = np.nonzero((degree > hub_threshold) & (out_total > 0))[0]
+        view.add_edges([(int(h), n) for h in hubs])
+        weights = np.concatenate([weights, out_total[hubs] * (degree[hubs] / hub_threshold - 1)])
+    return view, weights.tolist()
+
+
+def personalized_pagerank(
+    graph: LocalGraph,
+    reset: Mapping[int, float],
+    *,
+    type_weights: Mapping[str, float],
+    damping: float = 0.85,
+    hub_threshold: int = 0,
+    into: Mapping[int, float] | None = None,
+) -> dict[int, float]:
+    """PageRank of every node of the graph, teleporting by `reset` (node id -> weight).
+
+    Mass that reaches a vertex with no way on (or a hub's sink) restarts from the reset
+    distribution. Returns node id -> probability (summing to 1); an empty or all-zero reset
+    gives an empty result.
+    """
+    import numpy as np
+
+    vector = np.zeros(len(graph) + 1)
+    for node, weight in reset.items():
+        if node in graph.index and weight > 0:
+            vector[graph.index[node]] = weight
+    if not vector.any():
+        return {}
+    view, weights = walk(graph, type_weights, hub_threshold, into)
+    scores = view.personalized_pagerank(
+        directed=True,
+        damping=damping,
+        reset=vector.tolist(),
+        weights=weights if weights and sum(weights) > 0 else None,
+        implementation="prpack",
+    )
+    # Seen only on the real vertices, the walk is the one where a hub's excess restarts at
+    # once; renormalising without the sink gives exactly that walk's distribution.
+    real = np.fromiter(scores, dtype=float, count=len(graph) + 1)[:-1].clip(0)
+    real /= real.sum() or 1.0
+    return dict(zip(graph.nodes, real.tolist(), strict=True))
+
+
+def max_normalised(scores: Mapping[int, float]) -> dict[int, float]:
+    """Scores divided by their maximum (all zero when nothing is positive)."""
+    top = max(scores.values(), default=0.0)
+    if top <= 0:
+        return dict.fromkeys(scores, 0.0)
+    return {node: value / top for node, value in scores.items()}

@@ -1,0 +1,201 @@
+"""The graph strategies (hybrid, dwpr, gam) on episode-only and consolidated-shape stores."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from memcli.eval.metrics import ranked_refs
+from memcli.models import Hit, Node
+from memcli.ops import Memory
+from memcli.ops.ask import search_context
+from memcli.retrieval import get_retriever, strategy_names
+from memcli.retrieval.gam import is_temporal, named_people, time_bearing
+from memcli.retrieval.pack import pack
+from tests.fakeserver import FakeModelServer
+from tests.graph_helpers import CONVERSATION, Builder, memory, write_jsonl
+
+GRAPH_STRATEGIES = ("hybrid", "dwpr", "gam")
+
+
+def ingested(tmp_path: Path, server: FakeModelServer | None, **retrieval: object) -> Memory:
+    mem = memory(tmp_path / "m.db", server, **retrieval)
+    mem.ingest([str(write_jsonl(tmp_path / "c.jsonl", CONVERSATION))])
+    return mem
+
+
+def refs(hits: list[Hit]) -> list[str]:
+    return ranked_refs(hits)
+
+
+def test_registry_lists_the_graph_strategies() -> None:
+    assert set(GRAPH_STRATEGIES) <= set(strategy_names())
+
+
+@pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
+def test_each_strategy_answers_on_an_episode_only_store(
+    tmp_path: Path, fake_server: FakeModelServer, strategy: str
+) -> None:
+    with ingested(tmp_path, fake_server) as mem:
+        answer = mem.ask("Who runs the Lisbon marathon?", strategy=strategy, k=3, context_only=True)
+    assert answer.hits and refs(answer.hits)[0] == "b1"
+    assert all(h.node.kind == "episode" for h in answer.hits)
+    scores = [h.score for h in answer.hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+@pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
+def test_each_strategy_works_without_embeddings(tmp_path: Path, strategy: str) -> None:
+    with ingested(tmp_path, None) as mem:
+        answer = mem.ask("sourdough bread market", strategy=strategy, k=3, context_only=True)
+        assert refs(answer.hits)[0] == "a5"
+        assert mem.ask("zzz qqq", strategy=strategy, context_only=True).hits == []
+
+
+@pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
+def test_an_empty_store_gives_no_hits(tmp_path: Path, strategy: str) -> None:
+    with memory(tmp_path / "m.db", None) as mem:
+        assert mem.ask("anything at all", strategy=strategy, context_only=True).hits == []
+
+
+def test_the_answer_to_a_matching_question_is_retrieved(tmp_path: Path) -> None:
+    # "Adoption agencies ..." shares no word with the question; it follows the turn that does.
+    question = "Which research topic did Bo pick for the thesis?"
+    with ingested(tmp_path, None, reply_share=0.9) as mem:
+        with_replies = refs(mem.ask(question, strategy="hybrid", k=2, context_only=True).hits)
+    with ingested(tmp_path / "off", None, reply_share=0.0) as mem:
+        without = refs(mem.ask(question, strategy="hybrid", k=2, context_only=True).hits)
+    assert with_replies[:2] == ["a3", "a4"]
+    assert "a4" not in without[:1]
+
+
+def test_hybrid_pagerank_reaches_neighbours_of_strong_matches(tmp_path: Path) -> None:
+    with ingested(tmp_path, None, reply_share=0.0, ppr_weight=0.5) as mem:
+        hits = mem.ask("climbing quarry", strategy="hybrid", k=4, context_only=True).hits
+    # Only a2 matches; PageRank over NEXT edges brings its session neighbours in after it.
+    assert refs(hits)[0] == "a2"
+    assert set(refs(hits)[1:3]) == {"a1", "a3"}
+
+
+def consolidated(tmp_path: Path, vectors: bool = False) -> tuple[Builder, dict[str, int]]:
+    """Episodes, a segment over three of them, a concept, a fact and a reflection, by hand."""
+    b = Builder(tmp_path / "g.db", vectors=vectors)
+    ids: dict[str, int] = {}
+    turns = [
+        ("e1", "Bo", "I adopted a greyhound called Comet last spring"),
+        ("e2", "Ana", "Lovely, greyhounds are so calm"),
+        ("e3", "Bo", "Comet sleeps all day on the sofa"),
+        ("e4", "Ana", "I repainted the kitchen blue"),
+    ]
+    for seq, (ref, speaker, text) in enumerate(turns):
+        ids[ref] = b.node(
+            "episode", text, speaker=speaker, session="s1", seq=seq, ref=ref,
+            timestamp="2023-05-08T10:00:00",
+        )  # fmt: skip
+    b.chain([ids[r] for r, _, _ in turns])
+    ids["seg"] = b.node("segment", "Bo's new pet dog and its habits", session="s1")
+    for ref in ("e1", "e2", "e3"):
+        b.edge(ids[ref], ids["seg"], "PART_OF")
+    ids["concept"] = b.node("concept", "pet_dog")
+    b.edge(ids["e1"], ids["concept"], "HAS_CONCEPT")
+    ids["fact"] = b.node("fact", "Bo owns a greyhound named Comet", belief=0.95)
+    b.edge(ids["fact"], ids["e1"], "DERIVED_FROM")
+    ids["refl"] = b.node("reflection", "Bo is devoted to animals")
+    b.edge(ids["refl"], ids["fact"], "DERIVED_FROM_FACT")
+    return b, ids
+
+
+@pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
+def test_each_strategy_on_a_consolidated_store(
+    tmp_path: Path, fake_server: FakeModelServer, strategy: str
+) -> None:
+    b, _ids = consolidated(tmp_path, vectors=True)
+    b.close()
+    with memory(tmp_path / "g.db", fake_server) as mem:
+        hits = mem.ask("Bo greyhound Comet", strategy=strategy, k=6, context_only=True).hits
+    kinds = {h.node.kind for h in hits}
+    assert kinds <= {"episode", "fact", "reflection"}  # organisers lead to memories
+    assert "e1" in refs(hits)[:3]
+    fact = next((h for h in hits if h.node.kind == "fact"), None)
+    assert fact is not None and fact.sources == ["e1"]
+
+
+def test_gam_drills_down_from_a_topic_to_its_turns(tmp_path: Path) -> None:
+    b, _ids = consolidated(tmp_path)
+    b.close()
+    with memory(tmp_path / "g.db", None, candidates=1, seeds=1, reply_share=0.0) as mem:
+        ctx = search_context(mem)
+        hits = get_retriever("gam")(ctx, "new pet dog habits", 10)
+    # Only the segment matches the words; its turns come from the drill-down.
+    assert {"e1", "e2", "e3"} <= set(refs(hits))
+    assert "e4" not in refs(hits)
+
+
+def test_gam_role_cue_prefers_the_named_speaker(tmp_path: Path) -> None:
+    question = "Did Ana talk about the marathon in Lisbon?"
+    with ingested(tmp_path, None, gam_beta_role=1.0) as mem:
+        plain = get_retriever("gam")(search_context(mem), question, 2)
+        mem.cfg = dataclasses.replace(
+            mem.cfg, retrieval=dataclasses.replace(mem.cfg.retrieval, gam_beta_role=3.0)
+        )
+        cued = get_retriever("gam")(search_context(mem), question, 2)
+    assert refs(plain)[0] == "b1"  # Bo's turn matches "marathon in Lisbon" best...
+    assert refs(cued)[0] == "b2"  # ...but the question asks about Ana's
+
+
+def test_gam_cue_detection() -> None:
+    assert is_temporal("When did Caroline go to the support group?")
+    assert is_temporal("How long has Bo lived in Porto?")
+    assert not is_temporal("What did Caroline research?")
+    assert named_people("What did caroline say to Mel?", ["Caroline", "Melanie"]) == {"caroline"}
+    assert named_people("Where does Jon Smith work?", ["Jon Smith"]) == {"jon smith"}
+    assert named_people("What is it about?", ["Bo"]) == set()  # "about" does not name Bo
+
+
+def test_time_bearing_memories() -> None:
+    dated = Node(1, "episode", "d", "we met in March 2021")
+    relative = Node(2, "episode", "d", "it rained", props={"time_refs": [{"text": "x"}]})
+    plain = Node(3, "episode", "d", "we met at the park")
+    assert time_bearing(dated) and time_bearing(relative) and not time_bearing(plain)
+
+
+def test_pack_keeps_ids_sections_and_time_order(tmp_path: Path) -> None:
+    b, ids = consolidated(tmp_path)
+    b.close()
+    with memory(tmp_path / "g.db", None) as mem:
+        hits = get_retriever("hybrid")(search_context(mem), "Bo greyhound Comet sofa", 10)
+    packed = pack(hits, budget=1000, caps={"fact": 60, "reflection": 20, "episode": 80})
+    text = packed.context
+    assert text.index("## Facts") < text.index("## Conversation excerpts")
+    assert f"[fa{ids['fact']}] Bo owns a greyhound" in text
+    assert text.index(f"[ep{ids['e1']}]") < text.index(f"[ep{ids['e3']}]")  # time order
+    assert "### s1 — Mon 8 May 2023, 10:00" in text
+    assert "Bo: I adopted" in text
+    capped = pack(hits, budget=1000, caps={"fact": 0, "reflection": 0, "episode": 1})
+    assert [h.node.kind for h in capped.included] == ["episode"]
+
+
+@pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
+def test_cli_ask_with_each_graph_strategy(tmp_path: Path, strategy: str) -> None:
+    from typer.testing import CliRunner
+
+    from memcli.cli import app
+
+    config = tmp_path / "memcli.yaml"
+    config.write_text(f"db: {tmp_path / 'm.db'}\nembedding:\n  provider: none\n")
+    conv = write_jsonl(tmp_path / "c.jsonl", CONVERSATION)
+    runner = CliRunner()
+    assert runner.invoke(app, ["--config", str(config), "ingest", str(conv)]).exit_code == 0
+    args = ["--config", str(config), "--json", "ask", "--context-only", "-k", "2"]
+    result = runner.invoke(app, [*args, "--strategy", strategy, "climbing at the quarry"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+    out = json.loads(result.stdout)
+    assert out["hits"][0]["ref"] == "a2"
+    assert "[yesterday = 7 May 2023]" in out["context"]
+    typo = runner.invoke(app, [*args, "--strategy", "gamm", "quarry"])
+    assert typo.exit_code == 3
+    assert "did you mean 'gam'" in typo.stderr and typo.stdout == ""
