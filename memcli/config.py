@@ -94,6 +94,7 @@ class RetrievalConfig:
     damping: float = 0.85  # probability that the walk follows an edge rather than restart
     ppr_weight: float = 0.1  # hybrid: similarity + ppr_weight·PageRank, both max-normalised
     reply_share: float = 0.9  # the turn after a question gets this share of its similarity
+    topic_weight: float = 0.3  # hybrid: a turn gains this × its topic segment's similarity
     edge_next: float = 0.8  # PageRank weight per edge type
     edge_part_of: float = 0.5
     edge_related: float = 0.5
@@ -120,7 +121,9 @@ class RetrievalConfig:
             )
         _check_positive(self, ("max_facts", "max_reflections", "max_episodes"), 0)
         _check_positive(self, ("seeds", "max_subgraph", "dwpr_seeds"))
-        _check_positive(self, ("expand_depth", "hub_threshold", "ppr_weight", "gam_anchors"), 0)
+        _check_positive(
+            self, ("expand_depth", "hub_threshold", "ppr_weight", "topic_weight", "gam_anchors"), 0
+        )
         _check_positive(self, tuple(f"edge_{t.lower()}" for t in EDGE_TYPES), 0)
         _check_positive(self, ("gam_beta_time", "gam_beta_role", "gam_beta_conf"), 0)
         for name in ("damping", "dwpr_damping", "gam_min_belief", "reply_share"):

@@ -199,3 +199,59 @@ def test_cli_ask_with_each_graph_strategy(tmp_path: Path, strategy: str) -> None
     typo = runner.invoke(app, [*args, "--strategy", "gamm", "quarry"])
     assert typo.exit_code == 3
     assert "did you mean 'gam'" in typo.stderr and typo.stdout == ""
+
+
+def topical(tmp_path: Path) -> dict[str, int]:
+    """Two weak matches for a camping question: one inside a camping segment, one not."""
+    b = Builder(tmp_path / "t.db", vectors=False)
+    ids = {
+        "in_topic": b.node("episode", "It was a fun trip", session="s1", seq=0, ref="t1"),
+        "off_topic": b.node(
+            "episode", "A trip to the shop, such a long trip", session="s2", seq=0, ref="t2"
+        ),
+        "camping": b.node("segment", "Camping in the mountains with the kids", session="s1"),
+        "shopping": b.node("segment", "Grocery shopping and cooking dinner", session="s2"),
+    }
+    b.edge(ids["in_topic"], ids["camping"], "PART_OF")
+    b.edge(ids["off_topic"], ids["shopping"], "PART_OF")
+    b.close()
+    return ids
+
+
+def test_hybrid_reads_a_turn_in_the_context_of_its_topic(tmp_path: Path) -> None:
+    topical(tmp_path)
+    question = "What happened on the camping trip in the mountains?"
+    ranked = {}
+    for weight in (0.0, 0.3):
+        with memory(tmp_path / "t.db", None, topic_weight=weight, reply_share=0.0) as mem:
+            ranked[weight] = refs(mem.ask(question, strategy="hybrid", k=2, context_only=True).hits)
+    assert ranked[0.0] == ["t2", "t1"]  # "trip" twice beats "trip" once...
+    assert ranked[0.3] == ["t1", "t2"]  # ...until the camping segment speaks for t1
+
+
+def test_topic_bonus_is_bounded_and_absent_outside_segments(tmp_path: Path) -> None:
+    from memcli.retrieval.topic import memories_in_topics
+
+    ids = topical(tmp_path)
+    question = "camping trip in the mountains"
+    with memory(tmp_path / "t.db", None, topic_weight=0.3) as mem:
+        ctx = search_context(mem)
+        _, topic = memories_in_topics(ctx, question, ["episode"], 10)
+        nodes = [ids["in_topic"], ids["off_topic"], ids["camping"]]
+        bound, bonus = topic.bound(ctx, nodes), topic.bonus(ctx, nodes)
+    assert bonus[ids["in_topic"]] == pytest.approx(0.3)  # the best segment: the full weight
+    assert bonus.get(ids["off_topic"], 0.0) == 0.0  # its segment does not match at all
+    assert ids["camping"] not in bonus  # a segment is in no segment
+    assert all(bound[i] >= bonus[i] for i in bonus)
+
+
+def test_topic_context_is_off_without_segments_or_weight(tmp_path: Path) -> None:
+    from memcli.retrieval.topic import memories_in_topics
+
+    with ingested(tmp_path, None) as mem:
+        _, topic = memories_in_topics(search_context(mem), "climbing", ["episode"], 10)
+        assert topic.segments is None and topic.bonus(search_context(mem), [1, 2]) == {}
+    topical(tmp_path)
+    with memory(tmp_path / "t.db", None, topic_weight=0.0) as mem:
+        _, topic = memories_in_topics(search_context(mem), "camping", ["episode"], 10)
+        assert topic.segments is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -97,6 +98,22 @@ def fused_groups(
     One full-text query (WIDE times the pools) and one vector query (the pools) over all
     the groups' kinds; each group then takes its best `pool` candidates from each signal.
     """
+    return _scored(ctx, _search(ctx, query, groups), groups)
+
+
+def fused_each(
+    ctx: SearchContext, query: str, groups: Sequence[tuple[Sequence[str] | None, int]]
+) -> list[Similarity]:
+    """Like `fused_groups`, but one Similarity per group, each on its own scale (BM25
+    divided by the group's best), from the same single full-text and vector queries."""
+    found = _search(ctx, query, groups)
+    return [_scored(ctx, found, [group]) for group in groups]
+
+
+def _search(
+    ctx: SearchContext, query: str, groups: Sequence[tuple[Sequence[str] | None, int]]
+) -> Similarity:
+    """The wide first pass over all the groups' kinds, nothing scored yet."""
     union = (
         None
         if any(g is None for g, _ in groups)
@@ -113,6 +130,14 @@ def fused_groups(
         if len(sim.cosine) >= pools:
             sim.cosine_floor = min(sim.cosine.values())
     sim.kinds = ctx.store.kinds_of([*sim.lexical, *sim.cosine])
+    return sim
+
+
+def _scored(
+    ctx: SearchContext, found: Similarity, groups: Sequence[tuple[Sequence[str] | None, int]]
+) -> Similarity:
+    """The groups' candidates from a first pass, scored on one scale (shared rows)."""
+    sim = dataclasses.replace(found, scores={})
     lexical = _best_per_group(sim.lexical, sim.kinds, groups)
     candidates = lexical | _best_per_group(sim.cosine, sim.kinds, groups)
     sim.bm25_top = max((sim.lexical[i] for i in lexical), default=0.0)

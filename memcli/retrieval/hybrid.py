@@ -2,32 +2,39 @@
 
 1. Candidates from full-text (BM25) and vector search, fused into one similarity; a turn
    that answers a candidate question inherits part of the question's similarity.
-2. The best `seeds` candidates seed PageRank, weighted by similarity squared.
-3. The seeds' neighbourhood to `expand_depth` hops is read from the store as a local graph.
-4. PageRank with edge-type weights and hub dampening runs on that graph.
-5. Score = similarity + ppr_weight·PageRank, both max-normalised (similarity by the best
-   candidate's); a node found only through the graph gets its similarity computed on
-   demand whenever it could still make the top k.
+2. Each turn gains `topic_weight` × its topic segment's similarity (memcli.retrieval.topic).
+3. The best `seeds` candidates seed PageRank, weighted by their score squared.
+4. The seeds' neighbourhood to `expand_depth` hops is read from the store as a local graph.
+5. PageRank with edge-type weights and hub dampening runs on that graph.
+6. Score = similarity + topic bonus + ppr_weight·PageRank, similarity and PageRank
+   max-normalised (similarity by the best candidate's); a node found only through the graph
+   gets its similarity computed on demand whenever it could still make the top k.
 """
 
 from __future__ import annotations
 
-from memcli.graph import expand, max_normalised, personalized_pagerank
+from memcli.graph import LocalGraph, expand, max_normalised, personalized_pagerank
 from memcli.models import Hit
 from memcli.retrieval import MEMORY_KINDS, SearchContext, register_retriever
-from memcli.retrieval.fusion import fused, inherit_replies, ranked, top
+from memcli.retrieval.fusion import Similarity, inherit_replies, ranked, top
+from memcli.retrieval.topic import TopicContext, memories_in_topics
 
 
 def graph_scores(ctx: SearchContext, query: str, pool: int, k: int) -> dict[int, float]:
-    """Similarity + weighted PageRank of the memories the query reaches, exact for the top k."""
+    """Similarity + topic bonus + weighted PageRank of the memories the query reaches,
+    exact for the top k."""
     cfg = ctx.cfg
     # Organisers (segments, concepts) are reached through the graph rather than seeded:
     # their summaries and labels would otherwise take candidate slots from memories.
-    sim = fused(ctx, query, pool, MEMORY_KINDS)
+    sim, topic = memories_in_topics(ctx, query, MEMORY_KINDS, pool)
     inherit_replies(ctx, sim, cfg.seeds, cfg.reply_share)
-    seeds = top(sim.scores, cfg.seeds)
-    if not seeds:
+    if not any(s > 0 for s in sim.scores.values()):
         return {}
+    top_sim = max(sim.scores.values())
+    base = {i: max(s, 0.0) / top_sim for i, s in sim.scores.items()}
+    for i, extra in topic.bonus(ctx, base).items():
+        base[i] += extra
+    seeds = top(base, cfg.seeds)
     graph = expand(
         ctx.store,
         [i for i, _ in seeds],
@@ -44,28 +51,49 @@ def graph_scores(ctx: SearchContext, query: str, pool: int, k: int) -> dict[int,
             hub_threshold=cfg.hub_threshold,
         )
     )
-    top_sim = max(max(sim.scores.values()), 1e-9)
-    combined = {
-        i: max(s, 0.0) / top_sim + cfg.ppr_weight * ppr.get(i, 0.0) for i, s in sim.scores.items()
-    }
     sim.kinds.update(ctx.store.kinds_of([n for n in graph.nodes if n not in sim.kinds]))
-    memories = {i: s for i, s in combined.items() if sim.kinds.get(i) in MEMORY_KINDS}
-    # A node met only through the graph gets its similarity computed when, at its best
-    # (its similarity's upper bound plus its PageRank), it could still enter the top k.
+    memories = {
+        i: s + cfg.ppr_weight * ppr.get(i, 0.0)
+        for i, s in base.items()
+        if sim.kinds.get(i) in MEMORY_KINDS
+    }
+    memories.update(_graph_only(ctx, sim, topic, graph, ppr, memories, k))
+    return memories
+
+
+def _graph_only(
+    ctx: SearchContext,
+    sim: Similarity,
+    topic: TopicContext,
+    graph: LocalGraph,
+    ppr: dict[int, float],
+    memories: dict[int, float],
+    k: int,
+) -> dict[int, float]:
+    """Scores of memories met only through the graph that could still enter the top k.
+
+    Such a node's similarity is computed when, at its best (upper bounds of its similarity
+    and topic bonus, plus its PageRank), it would beat the current k-th score.
+    """
+    cfg = ctx.cfg
+    top_sim = max(sim.scores.values())
     ranks = sorted(memories.values(), reverse=True)
     floor = ranks[k - 1] if len(ranks) >= k else float("-inf")
+    others = [n for n in graph.nodes if n not in sim.scores and sim.kinds.get(n) in MEMORY_KINDS]
+    topic_bound = topic.bound(ctx, others)
     reachable = [
-        n for n in graph.nodes
-        if n not in sim.scores and sim.kinds.get(n) in MEMORY_KINDS
-        and max(sim.bound(n), 0.0) / top_sim + cfg.ppr_weight * ppr.get(n, 0.0) >= floor
+        n for n in others
+        if max(sim.bound(n), 0.0) / top_sim + topic_bound.get(n, 0.0)
+        + cfg.ppr_weight * ppr.get(n, 0.0) >= floor
     ]  # fmt: skip
-    for i, s in sim.extend(ctx, reachable).items():
-        memories[i] = max(s, 0.0) / top_sim + cfg.ppr_weight * ppr.get(i, 0.0)
-    return memories
+    scored = {i: max(s, 0.0) / top_sim for i, s in sim.extend(ctx, reachable).items()}
+    for i, extra in topic.bonus(ctx, scored).items():
+        scored[i] += extra
+    return {i: s + cfg.ppr_weight * ppr.get(i, 0.0) for i, s in scored.items()}
 
 
 @register_retriever("hybrid")
 def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
-    """Memories ranked by fused similarity, nudged by PageRank from the best matches."""
+    """Memories ranked by fused similarity in topic context, nudged by PageRank."""
     scores = graph_scores(ctx, query, max(ctx.cfg.candidates, k), k)
     return ctx.hits(ranked(scores), k)

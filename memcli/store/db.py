@@ -31,6 +31,9 @@ def _create_private(path: Path) -> None:
         pass
 
 
+MMAP_BYTES = 1 << 30  # an upper bound; only the file's actual size is mapped
+
+
 def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
     """Open (creating if needed) the store file with WAL, foreign keys and sqlite-vec loaded."""
     sqlite3 = sqlite_module()
@@ -51,6 +54,9 @@ def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA secure_delete = ON")
+        # Reads through a memory map instead of SQLite's small page cache: a vector search
+        # scans every stored vector, and point lookups of vectors become ~10x cheaper.
+        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise DatabaseError(f"{target} is not a memcli database ({exc})") from None
