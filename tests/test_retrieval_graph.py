@@ -245,6 +245,27 @@ def test_topic_bonus_is_bounded_and_absent_outside_segments(tmp_path: Path) -> N
     assert all(bound[i] >= bonus[i] for i in bonus)
 
 
+def test_memories_rest_on_the_segments_of_their_source_turns(tmp_path: Path) -> None:
+    b, ids = consolidated(tmp_path)
+    found = b.store.segments_of([ids[r] for r in ("e1", "e4", "fact", "refl", "seg", "concept")])
+    b.close()
+    # A turn in its segment; a fact through its source turn; a reflection through its fact.
+    assert found == {ids["e1"]: [ids["seg"]], ids["fact"]: [ids["seg"]], ids["refl"]: [ids["seg"]]}
+
+
+def test_a_fact_gets_the_topic_of_the_turns_it_came_from(tmp_path: Path) -> None:
+    from memcli.retrieval.topic import memories_in_topics
+
+    b, ids = consolidated(tmp_path)
+    b.close()
+    with memory(tmp_path / "g.db", None, topic_weight=0.3) as mem:
+        ctx = search_context(mem)
+        _, topic = memories_in_topics(ctx, "pet dog habits", ["episode", "fact"], 10)
+        bonus = topic.bonus(ctx, [ids["e1"], ids["fact"], ids["e4"]])
+    assert bonus[ids["fact"]] == bonus[ids["e1"]] == pytest.approx(0.3)
+    assert ids["e4"] not in bonus  # the kitchen turn is in no segment
+
+
 def test_topic_context_is_off_without_segments_or_weight(tmp_path: Path) -> None:
     from memcli.retrieval.topic import memories_in_topics
 

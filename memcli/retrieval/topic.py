@@ -3,9 +3,10 @@
 A single turn is often too short to match a question on its own ("Yes, last weekend!"),
 while the segment it belongs to (GAM's topic node, MemORAI's segment) says what was being
 talked about. A turn's score therefore gains `topic_weight` times its segment's fused
-similarity to the question, relative to the best segment's. Facts and reflections are
-written to stand alone and get no bonus; a store without segments (nothing consolidated
-yet) is scored exactly as before.
+similarity to the question, relative to the best segment's. A fact or reflection takes the
+best segment among those of the turns it was derived from, so every kind of memory is
+scored on the same footing; a memory outside any segment gets nothing, and a store without
+segments (nothing consolidated yet) is scored exactly as before.
 
 Segments are ranked in the same full-text and vector queries as the memories
 (`fused_each`), so the topic step adds no scan of its own.
@@ -24,35 +25,38 @@ SEGMENT = ("segment",)
 
 @dataclass
 class TopicContext:
-    """The query's similarity to topic segments, and the segment each turn belongs to."""
+    """The query's similarity to topic segments, and the segments each memory rests on."""
 
     weight: float = 0.0
     segments: Similarity | None = None
     best: float = 0.0  # the best candidate segment's similarity: the scale of the bonus
-    segment_of: dict[int, int | None] = field(default_factory=dict)
+    segments_of: dict[int, list[int]] = field(default_factory=dict)  # [] outside any
 
-    def _locate(self, ctx: SearchContext, node_ids: Sequence[int]) -> dict[int, int]:
-        unknown = [i for i in node_ids if i not in self.segment_of]
+    def _locate(self, ctx: SearchContext, node_ids: Sequence[int]) -> dict[int, list[int]]:
+        unknown = [i for i in node_ids if i not in self.segments_of]
         if unknown:
-            found = ctx.store.targets(unknown, "PART_OF")
+            found = ctx.store.segments_of(unknown)
             for node in unknown:
-                self.segment_of[node] = found[node][0] if node in found else None
-        return {i: s for i in node_ids if (s := self.segment_of[i]) is not None}
+                self.segments_of[node] = found.get(node, [])
+        return {i: self.segments_of[i] for i in node_ids if self.segments_of[i]}
 
     def bonus(self, ctx: SearchContext, node_ids: Iterable[int]) -> dict[int, float]:
-        """weight × the node's segment similarity / the best segment's (absent outside one)."""
+        """weight × the best similarity among the node's segments / the best segment's
+        (absent for a node outside any segment)."""
         if self.segments is None:
             return {}
         inside = self._locate(ctx, list(node_ids))
-        self.segments.extend(ctx, set(inside.values()))
-        return {i: self._scaled(self.segments.scores[s]) for i, s in inside.items()}
+        scores = self.segments.scores
+        self.segments.extend(ctx, {s for segs in inside.values() for s in segs})
+        return {i: self._scaled(max(scores[s] for s in segs)) for i, segs in inside.items()}
 
     def bound(self, ctx: SearchContext, node_ids: Iterable[int]) -> dict[int, float]:
         """An upper bound of `bonus` for each node, reading no vector."""
         if self.segments is None:
             return {}
         inside = self._locate(ctx, list(node_ids))
-        return {i: self._scaled(self.segments.bound(s)) for i, s in inside.items()}
+        bound = self.segments.bound
+        return {i: self._scaled(max(bound(s) for s in segs)) for i, segs in inside.items()}
 
     def _scaled(self, similarity: float) -> float:
         return self.weight * max(similarity, 0.0) / self.best

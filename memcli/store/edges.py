@@ -73,17 +73,6 @@ class EdgesMixin:
         rows = self.conn.execute(sql, (json.dumps(list(wanted)), *(types or ())))
         return [(int(s), int(d), t, float(w)) for s, d, t, w in rows if d in wanted]
 
-    def targets(self, node_ids: Sequence[int], edge_type: str) -> dict[int, list[int]]:
-        """For each node with outgoing edges of one type, where they lead (src -> [dst])."""
-        out: dict[int, list[int]] = {}
-        rows = self.conn.execute(
-            "SELECT src, dst FROM edges WHERE src IN (SELECT value FROM json_each(?)) AND type = ?",
-            (json.dumps(list(dict.fromkeys(node_ids))), edge_type),
-        )
-        for src, dst in rows:
-            out.setdefault(int(src), []).append(int(dst))
-        return out
-
     def degrees(self, node_ids: Sequence[int]) -> dict[int, int]:
         """How many edges (in and out, any type) each node has; nodes without edges give 0."""
         ids = list(dict.fromkeys(node_ids))

@@ -210,6 +210,12 @@ class NodesMixin:
 
         return source_episode_refs(self.conn, list(node_ids))
 
+    def segments_of(self, node_ids: Iterable[int]) -> dict[int, list[int]]:
+        """The topic segments each memory rests on (its own, or its source turns')."""
+        from memcli.store.provenance import topic_segments
+
+        return topic_segments(self.conn, list(dict.fromkeys(node_ids)))
+
     def delete_nodes(self, node_ids: Sequence[int]) -> int:
         """Remove nodes with their edges, vectors and full-text rows. Call inside a transaction."""
         has_vec = self.has_vectors()  # type: ignore[attr-defined]
