@@ -94,7 +94,7 @@ class RetrievalConfig:
     damping: float = 0.85  # probability that the walk follows an edge rather than restart
     ppr_weight: float = 0.1  # hybrid: similarity + ppr_weight·PageRank, both max-normalised
     reply_share: float = 0.9  # the turn after a question gets this share of its similarity
-    topic_weight: float = 0.3  # hybrid: a turn gains this × its topic segment's similarity
+    topic_weight: float = 0.3  # hybrid, gam: a memory gains this × its segment's similarity
     edge_next: float = 0.8  # PageRank weight per edge type
     edge_part_of: float = 0.5
     edge_related: float = 0.5

@@ -218,13 +218,15 @@ def topical(tmp_path: Path) -> dict[str, int]:
     return ids
 
 
-def test_hybrid_reads_a_turn_in_the_context_of_its_topic(tmp_path: Path) -> None:
+@pytest.mark.parametrize("strategy", ["hybrid", "gam"])
+def test_a_turn_is_read_in_the_context_of_its_topic(tmp_path: Path, strategy: str) -> None:
     topical(tmp_path)
     question = "What happened on the camping trip in the mountains?"
     ranked = {}
     for weight in (0.0, 0.3):
         with memory(tmp_path / "t.db", None, topic_weight=weight, reply_share=0.0) as mem:
-            ranked[weight] = refs(mem.ask(question, strategy="hybrid", k=2, context_only=True).hits)
+            answer = mem.ask(question, strategy=strategy, k=2, context_only=True)
+            ranked[weight] = refs(answer.hits)
     assert ranked[0.0] == ["t2", "t1"]  # "trip" twice beats "trip" once...
     assert ranked[0.3] == ["t1", "t2"]  # ...until the camping segment speaks for t1
 

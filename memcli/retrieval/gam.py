@@ -3,7 +3,9 @@
 1. Anchors: the topic segments most similar to the question, plus their RELATED neighbours.
 2. Drill-down: the turns PART_OF those segments (and the facts DERIVED_FROM those turns)
    become the candidates, next to the best direct matches among memories.
-3. Rerank: similarity × β_time^time × β_role^role × β_conf^conf, where each cue is 0 or 1:
+3. Rerank: (similarity + topic bonus) × β_time^time × β_role^role × β_conf^conf, where the
+   similarity is max-normalised, the topic bonus is that of memcli.retrieval.topic (the
+   memory's segment's similarity, scaled by `topic_weight`), and each cue is 0 or 1:
    - time: the question asks about time and the memory is dated or mentions a time;
    - role: a person the question names is the memory's speaker (or named in a derived one);
    - conf: a derived memory believed at least `gam_min_belief`.
@@ -18,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from memcli.models import Hit, Node
 from memcli.retrieval import MEMORY_KINDS, SearchContext, register_retriever
 from memcli.retrieval.fusion import Similarity, fused_groups, inherit_replies, ranked, top
+from memcli.retrieval.topic import TopicContext
 
 # Questions that ask about time: when, what date/year, how long ago, before or after what.
 _TEMPORAL_QUESTION = re.compile(
@@ -91,14 +94,23 @@ def drill_down(ctx: SearchContext, segments: Sequence[int]) -> list[int]:
 
 
 def rerank(
-    ctx: SearchContext, query: str, sim: Similarity, nodes: dict[int, Node]
+    ctx: SearchContext,
+    query: str,
+    sim: Similarity,
+    nodes: dict[int, Node],
+    topic: dict[int, float] | None = None,
 ) -> dict[int, float]:
-    """similarity × β per cue that fires, for every memory among `nodes`.
+    """(normalised similarity + topic bonus) × β per cue that fires, for every memory among
+    `nodes`.
 
     People are the speakers of these memories and the entities the search met; the
     question names them or not.
     """
     cfg = ctx.cfg
+    topic = topic or {}
+    best = max((sim.scores.get(i, 0.0) for i, n in nodes.items() if n.kind in MEMORY_KINDS),
+               default=0.0)  # fmt: skip
+    scale = 1.0 / best if best > 0 else 1.0
     temporal = is_temporal(query)
     names = {n.speaker for n in nodes.values() if n.speaker}
     names.update(n.text for n in nodes.values() if n.kind == "entity")
@@ -107,7 +119,7 @@ def rerank(
     for i, node in nodes.items():
         if node.kind not in MEMORY_KINDS:
             continue
-        score = max(sim.scores.get(i, 0.0), 0.0)
+        score = max(sim.scores.get(i, 0.0), 0.0) * scale + topic.get(i, 0.0)
         if temporal and time_bearing(node):
             score *= cfg.gam_beta_time
         if role_match(node, people):
@@ -132,4 +144,6 @@ def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
     below = drill_down(ctx, anchors(ctx, sim))
     sim.extend(ctx, below)
     nodes = ctx.store.nodes_by_ids([*sim.scores, *below])
-    return ctx.hits(ranked(rerank(ctx, query, sim, nodes)), k)
+    memories = [i for i, node in nodes.items() if node.kind in MEMORY_KINDS]
+    topic = TopicContext.within(sim, cfg.topic_weight).bonus(ctx, memories)
+    return ctx.hits(ranked(rerank(ctx, query, sim, nodes, topic)), k)

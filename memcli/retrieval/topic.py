@@ -32,6 +32,14 @@ class TopicContext:
     best: float = 0.0  # the best candidate segment's similarity: the scale of the bonus
     segments_of: dict[int, list[int]] = field(default_factory=dict)  # [] outside any
 
+    @classmethod
+    def within(cls, sim: Similarity, weight: float) -> TopicContext:
+        """Topic context from segments already scored in `sim` (on its scale); inactive
+        when it scored none."""
+        best = max((s for i, s in sim.scores.items() if sim.kinds.get(i) == "segment"),
+                   default=0.0)  # fmt: skip
+        return cls(weight, sim, best) if weight > 0 and best > 0 else cls()
+
     def _locate(self, ctx: SearchContext, node_ids: Sequence[int]) -> dict[int, list[int]]:
         unknown = [i for i in node_ids if i not in self.segments_of]
         if unknown:
@@ -73,7 +81,4 @@ def memories_in_topics(
     if weight <= 0 or not ctx.store.kinds_present(ctx.space, SEGMENT):
         return fused_groups(ctx, query, [(kinds, pool)]), TopicContext()
     memories, segments = fused_each(ctx, query, [(kinds, pool), (SEGMENT, pool)])
-    best = max(segments.scores.values(), default=0.0)
-    if best <= 0:
-        return memories, TopicContext()
-    return memories, TopicContext(weight, segments, best)
+    return memories, TopicContext.within(segments, weight)
