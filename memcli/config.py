@@ -108,8 +108,8 @@ class RetrievalConfig:
     dwpr_seeds: int = 10  # dwpr: seeds per aspect (segments, facts/entities, episodes)
     dwpr_damping: float = 0.5  # dwpr: follow-an-edge probability
     gam_anchors: int = 5  # gam: topic anchors found by similarity before RELATED expansion
-    gam_beta_time: float = 1.4  # gam: boost when a temporal question meets a dated memory
-    gam_beta_role: float = 1.4  # gam: boost when the question names the memory's speaker
+    beta_time: float = 1.4  # hybrid, gam: boost when a temporal question meets a dated memory
+    beta_role: float = 1.4  # hybrid, gam: boost when the question names the memory's speaker
     gam_beta_conf: float = 1.2  # gam: boost for a derived memory believed >= gam_min_belief
     gam_min_belief: float = 0.8
 
@@ -125,7 +125,7 @@ class RetrievalConfig:
             self, ("expand_depth", "hub_threshold", "ppr_weight", "topic_weight", "gam_anchors"), 0
         )
         _check_positive(self, tuple(f"edge_{t.lower()}" for t in EDGE_TYPES), 0)
-        _check_positive(self, ("gam_beta_time", "gam_beta_role", "gam_beta_conf"), 0)
+        _check_positive(self, ("beta_time", "beta_role", "gam_beta_conf"), 0)
         for name in ("damping", "dwpr_damping", "gam_min_belief", "reply_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 value = getattr(self, name)

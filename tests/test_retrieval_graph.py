@@ -13,7 +13,7 @@ from memcli.models import Hit, Node
 from memcli.ops import Memory
 from memcli.ops.ask import search_context
 from memcli.retrieval import get_retriever, strategy_names
-from memcli.retrieval.gam import is_temporal, named_people, time_bearing
+from memcli.retrieval.cues import Cues, is_temporal, named_people, time_bearing
 from memcli.retrieval.pack import pack
 from tests.fakeserver import FakeModelServer
 from tests.graph_helpers import CONVERSATION, Builder, memory, write_jsonl
@@ -64,9 +64,10 @@ def test_an_empty_store_gives_no_hits(tmp_path: Path, strategy: str) -> None:
 def test_the_answer_to_a_matching_question_is_retrieved(tmp_path: Path) -> None:
     # "Adoption agencies ..." shares no word with the question; it follows the turn that does.
     question = "Which research topic did Bo pick for the thesis?"
-    with ingested(tmp_path, None, reply_share=0.9) as mem:
+    # (The role cue is off: the question names Bo, whose turn the answer is.)
+    with ingested(tmp_path, None, reply_share=0.9, beta_role=1.0) as mem:
         with_replies = refs(mem.ask(question, strategy="hybrid", k=2, context_only=True).hits)
-    with ingested(tmp_path / "off", None, reply_share=0.0) as mem:
+    with ingested(tmp_path / "off", None, reply_share=0.0, beta_role=1.0) as mem:
         without = refs(mem.ask(question, strategy="hybrid", k=2, context_only=True).hits)
     assert with_replies[:2] == ["a3", "a4"]
     assert "a4" not in without[:1]
@@ -134,14 +135,15 @@ def test_gam_drills_down_from_a_topic_to_its_turns(tmp_path: Path) -> None:
     assert "e4" not in refs(hits)
 
 
-def test_gam_role_cue_prefers_the_named_speaker(tmp_path: Path) -> None:
+@pytest.mark.parametrize("strategy", ["hybrid", "gam"])
+def test_role_cue_prefers_the_named_speaker(tmp_path: Path, strategy: str) -> None:
     question = "Did Ana talk about the marathon in Lisbon?"
-    with ingested(tmp_path, None, gam_beta_role=1.0) as mem:
-        plain = get_retriever("gam")(search_context(mem), question, 2)
+    with ingested(tmp_path, None, beta_role=1.0) as mem:
+        plain = get_retriever(strategy)(search_context(mem), question, 2)
         mem.cfg = dataclasses.replace(
-            mem.cfg, retrieval=dataclasses.replace(mem.cfg.retrieval, gam_beta_role=3.0)
+            mem.cfg, retrieval=dataclasses.replace(mem.cfg.retrieval, beta_role=3.0)
         )
-        cued = get_retriever("gam")(search_context(mem), question, 2)
+        cued = get_retriever(strategy)(search_context(mem), question, 2)
     assert refs(plain)[0] == "b1"  # Bo's turn matches "marathon in Lisbon" best...
     assert refs(cued)[0] == "b2"  # ...but the question asks about Ana's
 
@@ -153,6 +155,23 @@ def test_gam_cue_detection() -> None:
     assert named_people("What did caroline say to Mel?", ["Caroline", "Melanie"]) == {"caroline"}
     assert named_people("Where does Jon Smith work?", ["Jon Smith"]) == {"jon smith"}
     assert named_people("What is it about?", ["Bo"]) == set()  # "about" does not name Bo
+    assert named_people("What did Bo's and James' dogs eat?", ["Bo", "James"]) == {"bo", "james"}
+
+
+def test_cue_factors_and_their_ceiling() -> None:
+    bo = Node(1, "episode", "d", "I moved to Porto in May", speaker="Bo")
+    ana = Node(2, "episode", "d", "nice flat", speaker="Ana")
+    fact = Node(3, "fact", "d", "Bo lives in Porto", belief=0.9)
+    cues = Cues.of("When did Bo move?", [bo, ana], beta_time=1.5, beta_role=2.0, beta_conf=1.2,
+                   min_belief=0.8)  # fmt: skip
+    assert cues.people == {"bo"} and cues.temporal
+    assert cues.factor(bo) == pytest.approx(3.0)  # dated, and Bo's own turn
+    assert cues.factor(ana) == 1.0
+    assert cues.factor(fact) == pytest.approx(2.0 * 1.2)  # names Bo, believed
+    assert cues.ceiling() == pytest.approx(1.5 * 2.0 * 1.2)
+    assert all(cues.factor(n) <= cues.ceiling() for n in (bo, ana, fact))
+    plain = Cues.of("What is Ana's flat like?", [bo, ana], beta_time=1.5, beta_role=2.0)
+    assert plain.ceiling() == 2.0 and plain.factor(bo) == 1.0
 
 
 def test_time_bearing_memories() -> None:

@@ -6,9 +6,10 @@
 3. The best `seeds` candidates seed PageRank, weighted by their score squared.
 4. The seeds' neighbourhood to `expand_depth` hops is read from the store as a local graph.
 5. PageRank with edge-type weights and hub dampening runs on that graph.
-6. Score = similarity + topic bonus + ppr_weight·PageRank, similarity and PageRank
-   max-normalised (similarity by the best candidate's); a node found only through the graph
-   gets its similarity computed on demand whenever it could still make the top k.
+6. Score = (similarity + topic bonus + ppr_weight·PageRank) × GAM's time and role cues
+   (memcli.retrieval.cues), similarity and PageRank max-normalised (similarity by the best
+   candidate's); a node found only through the graph gets its similarity computed on
+   demand whenever it could still make the top k.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from __future__ import annotations
 from memcli.graph import LocalGraph, expand, max_normalised, personalized_pagerank
 from memcli.models import Hit
 from memcli.retrieval import MEMORY_KINDS, SearchContext, register_retriever
+from memcli.retrieval.cues import Cues
 from memcli.retrieval.fusion import Similarity, inherit_replies, ranked, top
 from memcli.retrieval.topic import TopicContext, memories_in_topics
 
 
 def graph_scores(ctx: SearchContext, query: str, pool: int, k: int) -> dict[int, float]:
-    """Similarity + topic bonus + weighted PageRank of the memories the query reaches,
-    exact for the top k."""
+    """(Similarity + topic bonus + weighted PageRank) × cues of the memories the query
+    reaches, exact for the top k."""
     cfg = ctx.cfg
     # Organisers (segments, concepts) are reached through the graph rather than seeded:
     # their summaries and labels would otherwise take candidate slots from memories.
@@ -52,12 +54,13 @@ def graph_scores(ctx: SearchContext, query: str, pool: int, k: int) -> dict[int,
         )
     )
     sim.kinds.update(ctx.store.kinds_of([n for n in graph.nodes if n not in sim.kinds]))
+    nodes = ctx.store.nodes_by_ids(i for i in base if sim.kinds.get(i) in MEMORY_KINDS)
+    cues = Cues.of(query, nodes.values(), beta_time=cfg.beta_time, beta_role=cfg.beta_role)
     memories = {
-        i: s + cfg.ppr_weight * ppr.get(i, 0.0)
-        for i, s in base.items()
-        if sim.kinds.get(i) in MEMORY_KINDS
+        i: (base[i] + cfg.ppr_weight * ppr.get(i, 0.0)) * cues.factor(node)
+        for i, node in nodes.items()
     }
-    memories.update(_graph_only(ctx, sim, topic, graph, ppr, memories, k))
+    memories.update(_graph_only(ctx, sim, topic, cues, graph, ppr, memories, k))
     return memories
 
 
@@ -65,6 +68,7 @@ def _graph_only(
     ctx: SearchContext,
     sim: Similarity,
     topic: TopicContext,
+    cues: Cues,
     graph: LocalGraph,
     ppr: dict[int, float],
     memories: dict[int, float],
@@ -73,7 +77,8 @@ def _graph_only(
     """Scores of memories met only through the graph that could still enter the top k.
 
     Such a node's similarity is computed when, at its best (upper bounds of its similarity
-    and topic bonus, plus its PageRank), it would beat the current k-th score.
+    and topic bonus, plus its PageRank, times the largest cue factor), it would beat the
+    current k-th score.
     """
     cfg = ctx.cfg
     top_sim = max(sim.scores.values())
@@ -81,15 +86,20 @@ def _graph_only(
     floor = ranks[k - 1] if len(ranks) >= k else float("-inf")
     others = [n for n in graph.nodes if n not in sim.scores and sim.kinds.get(n) in MEMORY_KINDS]
     topic_bound = topic.bound(ctx, others)
+    ceiling = cues.ceiling()
     reachable = [
         n for n in others
-        if max(sim.bound(n), 0.0) / top_sim + topic_bound.get(n, 0.0)
-        + cfg.ppr_weight * ppr.get(n, 0.0) >= floor
+        if (max(sim.bound(n), 0.0) / top_sim + topic_bound.get(n, 0.0)
+            + cfg.ppr_weight * ppr.get(n, 0.0)) * ceiling >= floor
     ]  # fmt: skip
     scored = {i: max(s, 0.0) / top_sim for i, s in sim.extend(ctx, reachable).items()}
     for i, extra in topic.bonus(ctx, scored).items():
         scored[i] += extra
-    return {i: s + cfg.ppr_weight * ppr.get(i, 0.0) for i, s in scored.items()}
+    nodes = ctx.store.nodes_by_ids(scored)
+    return {
+        i: (scored[i] + cfg.ppr_weight * ppr.get(i, 0.0)) * cues.factor(node)
+        for i, node in nodes.items()
+    }
 
 
 @register_retriever("hybrid")
