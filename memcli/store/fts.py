@@ -40,14 +40,16 @@ class FtsMixin:
         match = fts_query(query)
         if not match or limit <= 0:
             return []
+        # BM25 through FTS5's `rank` column: ORDER BY rank LIMIT n takes FTS5's top-n path,
+        # faster on large stores than sorting a computed bm25() expression.
         sql = (
-            "SELECT rowid, -bm25(nodes_fts, 1.0, 0.5) AS score FROM nodes_fts"
-            " WHERE nodes_fts MATCH ? AND space = ?"
+            "SELECT rowid, -rank AS score FROM nodes_fts"
+            " WHERE nodes_fts MATCH ? AND rank MATCH 'bm25(1.0, 0.5)' AND space = ?"
         )
         args: list[Any] = [match, space]
         if kinds:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
             args.extend(kinds)
-        sql += " ORDER BY score DESC LIMIT ?"
+        sql += " ORDER BY rank LIMIT ?"
         args.append(int(limit))
         return [(int(r[0]), float(r[1])) for r in self.conn.execute(sql, args)]
