@@ -39,7 +39,10 @@ def parse_day(timestamp: str | None) -> date | None:
     try:
         return datetime.fromisoformat(timestamp).date()
     except ValueError:
-        return None
+        try:
+            return date.fromisoformat(timestamp[:10])
+        except ValueError:
+            return None
 
 
 def _add_months(day: date, months: int) -> date:

@@ -145,6 +145,8 @@ def test_relative_dates_resolve_against_the_turn_date() -> None:
     assert found["3 days ago"] == "2023-05-05"
     assert found["last year"] == "2022"
     assert resolve_relative("yesterday", None) == []
+    vague = dict(resolve_relative("We met a few days ago; I fly in 2 weeks.", said))
+    assert vague == {"a few days ago": "around 2023-05-05", "in 2 weeks": "week of 2023-05-22"}
 
 
 def test_fact_dates_are_checked() -> None:
