@@ -171,11 +171,16 @@ def personalized_pagerank(
     if not vector.any():
         return {}
     view, weights = walk(graph, type_weights, hub_threshold, into)
+    if not any(w > 0 for w in weights):
+        # No edge can carry mass (none, or every weight 0): it all stays at the reset
+        # nodes. (igraph would read all-zero weights as no weights, i.e. all 1.)
+        vector = vector[:-1] / vector.sum()
+        return dict(zip(graph.nodes, vector.tolist(), strict=True))
     scores = view.personalized_pagerank(
         directed=True,
         damping=damping,
         reset=vector.tolist(),
-        weights=weights if weights and sum(weights) > 0 else None,
+        weights=weights,
         implementation="prpack",
     )
     # Seen only on the real vertices, the walk is the one where a hub's excess restarts at

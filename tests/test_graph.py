@@ -77,6 +77,13 @@ def test_query_conditioned_weights_favour_relevant_targets() -> None:
     assert tilted[2] > tilted[3]
 
 
+def test_all_zero_edge_weights_keep_the_mass_at_the_reset_nodes() -> None:
+    g = LocalGraph.build([10, 20, 30], [(10, 20, "NEXT", 1.0), (20, 30, "NEXT", 1.0)])
+    still = ppr(g, {10: 1.0}, tw={"NEXT": 0.0})
+    assert still == {10: 1.0, 20: 0.0, 30: 0.0}  # not "no weights", which igraph reads as 1
+    assert ppr(g, {10: 1.0}, tw={"NEXT": 0.5})[20] > 0
+
+
 def test_empty_or_zero_reset_gives_nothing() -> None:
     graph = LocalGraph.build([1, 2], [(1, 2, "NEXT", 1.0)])
     assert ppr(graph, {}) == {}
@@ -169,6 +176,6 @@ def test_store_kinds_present_and_point_vector_reads(tmp_path: Path) -> None:
     ids = [b.node("episode", f"turn {i}") for i in range(3)]
     assert b.store.kinds_present("default", ["episode", "segment"]) == {"episode"}
     assert set(b.store.get_vectors([*ids, 999_999])) == set(ids)  # unknown ids are absent
-    many = b.store.get_vectors(ids * 100)  # past the point-lookup limit: batched reads
+    many = b.store.get_vectors(ids * 100)  # repeated ids are read once
     assert set(many) == set(ids)
     b.close()

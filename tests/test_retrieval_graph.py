@@ -73,6 +73,25 @@ def test_the_answer_to_a_matching_question_is_retrieved(tmp_path: Path) -> None:
     assert "a4" not in without[:1]
 
 
+@pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
+def test_a_reply_that_inherits_similarity_is_never_dropped(tmp_path: Path, strategy: str) -> None:
+    # With PageRank's graph kept to the seeds, the inherited reply is found only by inheritance
+    # (the question shares no word with a4, nor names its speaker).
+    question = "Which research topic was picked for the thesis?"
+    with ingested(tmp_path, None, seeds=1, expand_depth=0, reply_share=0.9) as mem:
+        got = refs(mem.ask(question, strategy=strategy, k=8, context_only=True).hits)
+    assert "a4" in got
+
+
+@pytest.mark.parametrize("strategy", [*GRAPH_STRATEGIES, "semantic"])
+def test_k_beyond_the_nearest_neighbour_limit(
+    tmp_path: Path, fake_server: FakeModelServer, strategy: str
+) -> None:
+    with ingested(tmp_path, fake_server) as mem:
+        hits = mem.ask("marathon", strategy=strategy, k=5000, context_only=True).hits
+    assert len(hits) == len(CONVERSATION)
+
+
 def test_hybrid_pagerank_reaches_neighbours_of_strong_matches(tmp_path: Path) -> None:
     with ingested(tmp_path, None, reply_share=0.0, ppr_weight=0.5) as mem:
         hits = mem.ask("climbing quarry", strategy="hybrid", k=4, context_only=True).hits
@@ -197,6 +216,21 @@ def test_pack_keeps_ids_sections_and_time_order(tmp_path: Path) -> None:
     assert [h.node.kind for h in capped.included] == ["episode"]
 
 
+def test_pack_cuts_the_best_hit_rather_than_returning_nothing(tmp_path: Path) -> None:
+    from memcli.retrieval.pack import item_line
+
+    b, _ids = consolidated(tmp_path)
+    b.close()
+    with memory(tmp_path / "g.db", None) as mem:
+        hits = get_retriever("hybrid")(search_context(mem), "greyhound Comet", 5)
+    packed = pack(hits, budget=6, caps={"fact": 60, "reflection": 20, "episode": 80})
+    assert len(packed.included) == 1 and packed.included[0].node.id == hits[0].node.id
+    line = item_line(packed.included[0])
+    assert len(line.split()) <= 6 and line.endswith("…") and line in packed.context
+    assert hits[0].node.text.split()[0] in line
+    assert pack([], budget=6, caps={}).context == ""
+
+
 @pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
 def test_cli_ask_with_each_graph_strategy(tmp_path: Path, strategy: str) -> None:
     from typer.testing import CliRunner
@@ -230,7 +264,8 @@ def topical(tmp_path: Path) -> dict[str, int]:
         ),
         "camping": b.node("segment", "Camping in the mountains with the kids", session="s1"),
         "shopping": b.node("segment", "Grocery shopping and cooking dinner", session="s2"),
-    }
+        "loose": b.node("episode", "The trip was fun", session="s3", seq=0, ref="t3"),
+    }  # (t3 is in no segment: its session is still in an open buffer)
     b.edge(ids["in_topic"], ids["camping"], "PART_OF")
     b.edge(ids["off_topic"], ids["shopping"], "PART_OF")
     b.close()
@@ -244,13 +279,13 @@ def test_a_turn_is_read_in_the_context_of_its_topic(tmp_path: Path, strategy: st
     ranked = {}
     for weight in (0.0, 0.3):
         with memory(tmp_path / "t.db", None, topic_weight=weight, reply_share=0.0) as mem:
-            answer = mem.ask(question, strategy=strategy, k=2, context_only=True)
-            ranked[weight] = refs(answer.hits)
+            answer = mem.ask(question, strategy=strategy, k=3, context_only=True)
+            ranked[weight] = [r for r in refs(answer.hits) if r in ("t1", "t2")]
     assert ranked[0.0] == ["t2", "t1"]  # "trip" twice beats "trip" once...
     assert ranked[0.3] == ["t1", "t2"]  # ...until the camping segment speaks for t1
 
 
-def test_topic_bonus_is_bounded_and_absent_outside_segments(tmp_path: Path) -> None:
+def test_topic_bonus_is_bounded_and_a_loose_turn_is_its_own_topic(tmp_path: Path) -> None:
     from memcli.retrieval.topic import memories_in_topics
 
     ids = topical(tmp_path)
@@ -258,11 +293,12 @@ def test_topic_bonus_is_bounded_and_absent_outside_segments(tmp_path: Path) -> N
     with memory(tmp_path / "t.db", None, topic_weight=0.3) as mem:
         ctx = search_context(mem)
         _, topic = memories_in_topics(ctx, question, ["episode"], 10)
-        nodes = [ids["in_topic"], ids["off_topic"], ids["camping"]]
-        bound, bonus = topic.bound(ctx, nodes), topic.bonus(ctx, nodes)
+        own = {ids["in_topic"]: 0.4, ids["off_topic"]: 0.9, ids["loose"]: 0.5}
+        bonus = topic.bonus(ctx, own)
+        bound = topic.bound(ctx, {i: s + 0.1 for i, s in own.items()})
     assert bonus[ids["in_topic"]] == pytest.approx(0.3)  # the best segment: the full weight
-    assert bonus.get(ids["off_topic"], 0.0) == 0.0  # its segment does not match at all
-    assert ids["camping"] not in bonus  # a segment is in no segment
+    assert bonus[ids["off_topic"]] == 0.0  # its segment does not match at all
+    assert bonus[ids["loose"]] == pytest.approx(0.3 * 0.5)  # no segment: its own similarity
     assert all(bound[i] >= bonus[i] for i in bonus)
 
 
@@ -282,9 +318,9 @@ def test_a_fact_gets_the_topic_of_the_turns_it_came_from(tmp_path: Path) -> None
     with memory(tmp_path / "g.db", None, topic_weight=0.3) as mem:
         ctx = search_context(mem)
         _, topic = memories_in_topics(ctx, "pet dog habits", ["episode", "fact"], 10)
-        bonus = topic.bonus(ctx, [ids["e1"], ids["fact"], ids["e4"]])
+        bonus = topic.bonus(ctx, {ids["e1"]: 0.5, ids["fact"]: 0.5, ids["e4"]: 0.2})
     assert bonus[ids["fact"]] == bonus[ids["e1"]] == pytest.approx(0.3)
-    assert ids["e4"] not in bonus  # the kitchen turn is in no segment
+    assert bonus[ids["e4"]] == pytest.approx(0.3 * 0.2)  # in no segment: its own similarity
 
 
 def test_topic_context_is_off_without_segments_or_weight(tmp_path: Path) -> None:
@@ -292,7 +328,7 @@ def test_topic_context_is_off_without_segments_or_weight(tmp_path: Path) -> None
 
     with ingested(tmp_path, None) as mem:
         _, topic = memories_in_topics(search_context(mem), "climbing", ["episode"], 10)
-        assert topic.segments is None and topic.bonus(search_context(mem), [1, 2]) == {}
+        assert topic.segments is None and topic.bonus(search_context(mem), {1: 0.5}) == {}
     topical(tmp_path)
     with memory(tmp_path / "t.db", None, topic_weight=0.0) as mem:
         _, topic = memories_in_topics(search_context(mem), "camping", ["episode"], 10)

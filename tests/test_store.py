@@ -94,6 +94,17 @@ def test_bm25_prefers_the_better_match(store) -> None:
 def test_fts_query_drops_stopwords_and_quotes() -> None:
     assert fts_query('What did "Caroline" do?') == '"caroline"'
     assert fts_query("???") == ""
+    assert fts_query("Where was our trip in May?") == '"trip" OR "may"'  # a month, kept
+
+
+def test_vector_search_answers_more_than_sqlite_vec_allows_at_once(store) -> None:
+    from memcli.store.vectors import KNN_MAX
+
+    with store.transaction():
+        store.ensure_vectors(2)
+        ids = [_episode(store, f"turn {i}", i) for i in range(3)]
+        store.put_vectors([(i, "default", "episode", [1, 0]) for i in ids])
+    assert len(store.vector_search("default", [1, 0], KNN_MAX + 1000)) == 3
 
 
 def test_provenance_walks_to_episodes_in_order(store) -> None:

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memcli.store.vectors import KNN_MAX
+
 if TYPE_CHECKING:
     from memcli.retrieval import SearchContext
 
@@ -58,7 +60,9 @@ class Similarity:
         if node_id in self.scores:
             return self.scores[node_id]
         bm25 = self.lexical.get(node_id, self.lexical_floor)
-        return self._fuse(bm25, self.cosine.get(node_id, self.cosine_floor))
+        # A node without a stored vector scores cosine 0 (see _fuse), which may exceed a
+        # negative floor.
+        return self._fuse(bm25, self.cosine.get(node_id, max(self.cosine_floor, 0.0)))
 
     def _fuse(self, bm25: float, cosine: float | None) -> float:
         lex = bm25 / self.bm25_top if self.bm25_top > 0 else 0.0
@@ -127,7 +131,7 @@ def _search(
         sim.lexical_floor = min(sim.lexical.values())
     if sim.query_vector is not None:
         sim.cosine = dict(ctx.store.vector_search(ctx.space, sim.query_vector, pools, union))
-        if len(sim.cosine) >= pools:
+        if len(sim.cosine) >= min(pools, KNN_MAX):
             sim.cosine_floor = min(sim.cosine.values())
     sim.kinds = ctx.store.kinds_of([*sim.lexical, *sim.cosine])
     return sim
@@ -181,6 +185,7 @@ def inherit_replies(ctx: SearchContext, sim: Similarity, among: int, share: floa
     if not asking:
         return
     replies = [(q, a) for q, a, _, _ in ctx.store.edge_rows(list(asking), ["NEXT"]) if q in asking]
+    sim.kinds.update(dict.fromkeys((a for _, a in replies), "episode"))  # NEXT joins turns
     sim.extend(ctx, [a for _, a in replies])
     for question, answer in replies:
         sim.scores[answer] = max(sim.scores[answer], share * sim.scores[question])

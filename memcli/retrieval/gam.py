@@ -42,32 +42,28 @@ def drill_down(ctx: SearchContext, segments: Sequence[int]) -> list[int]:
     return list(dict.fromkeys([*turns, *facts]))
 
 
+def normalised(sim: Similarity, nodes: dict[int, Node]) -> dict[int, float]:
+    """The memories' similarities divided by the best of them (negatives count 0)."""
+    scores = {i: max(sim.scores.get(i, 0.0), 0.0) for i, n in nodes.items()
+              if n.kind in MEMORY_KINDS}  # fmt: skip
+    best = max(scores.values(), default=0.0)
+    return {i: s / best for i, s in scores.items()} if best > 0 else scores
+
+
 def rerank(
-    ctx: SearchContext,
-    query: str,
-    sim: Similarity,
-    nodes: dict[int, Node],
-    topic: dict[int, float] | None = None,
+    ctx: SearchContext, query: str, scores: dict[int, float], nodes: dict[int, Node]
 ) -> dict[int, float]:
-    """(normalised similarity + topic bonus) × β per cue that fires, for every memory among
-    `nodes`.
+    """Each memory's score × β per cue that fires.
 
     People are the speakers of these memories and the entities the search met; the
     question names them or not.
     """
     cfg = ctx.cfg
-    topic = topic or {}
     cues = Cues.of(
         query, nodes.values(), beta_time=cfg.beta_time, beta_role=cfg.beta_role,
         beta_conf=cfg.gam_beta_conf, min_belief=cfg.gam_min_belief,
     )  # fmt: skip
-    memories = {i: n for i, n in nodes.items() if n.kind in MEMORY_KINDS}
-    best = max((sim.scores.get(i, 0.0) for i in memories), default=0.0)
-    scale = 1.0 / best if best > 0 else 1.0
-    return {
-        i: (max(sim.scores.get(i, 0.0), 0.0) * scale + topic.get(i, 0.0)) * cues.factor(node)
-        for i, node in memories.items()
-    }
+    return {i: score * cues.factor(nodes[i]) for i, score in scores.items()}
 
 
 @register_retriever("gam")
@@ -84,6 +80,7 @@ def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
     below = drill_down(ctx, anchors(ctx, sim))
     sim.extend(ctx, below)
     nodes = ctx.store.nodes_by_ids([*sim.scores, *below])
-    memories = [i for i, node in nodes.items() if node.kind in MEMORY_KINDS]
-    topic = TopicContext.within(sim, cfg.topic_weight).bonus(ctx, memories)
-    return ctx.hits(ranked(rerank(ctx, query, sim, nodes, topic)), k)
+    scores = normalised(sim, nodes)
+    for i, extra in TopicContext.within(sim, cfg.topic_weight).bonus(ctx, dict(scores)).items():
+        scores[i] += extra
+    return ctx.hits(ranked(rerank(ctx, query, scores, nodes)), k)

@@ -34,7 +34,7 @@ def graph_scores(ctx: SearchContext, query: str, pool: int, k: int) -> dict[int,
         return {}
     top_sim = max(sim.scores.values())
     base = {i: max(s, 0.0) / top_sim for i, s in sim.scores.items()}
-    for i, extra in topic.bonus(ctx, base).items():
+    for i, extra in topic.bonus(ctx, dict(base)).items():
         base[i] += extra
     seeds = top(base, cfg.seeds)
     graph = expand(
@@ -85,7 +85,7 @@ def _graph_only(
     ranks = sorted(memories.values(), reverse=True)
     floor = ranks[k - 1] if len(ranks) >= k else float("-inf")
     others = [n for n in graph.nodes if n not in sim.scores and sim.kinds.get(n) in MEMORY_KINDS]
-    topic_bound = topic.bound(ctx, others)
+    topic_bound = topic.bound(ctx, {n: max(sim.bound(n), 0.0) / top_sim for n in others})
     ceiling = cues.ceiling()
     reachable = [
         n for n in others
@@ -93,7 +93,7 @@ def _graph_only(
             + cfg.ppr_weight * ppr.get(n, 0.0)) * ceiling >= floor
     ]  # fmt: skip
     scored = {i: max(s, 0.0) / top_sim for i, s in sim.extend(ctx, reachable).items()}
-    for i, extra in topic.bonus(ctx, scored).items():
+    for i, extra in topic.bonus(ctx, dict(scored)).items():
         scored[i] += extra
     nodes = ctx.store.nodes_by_ids(scored)
     return {

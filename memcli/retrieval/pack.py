@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -82,7 +83,18 @@ def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int]) -> list[Hit]
         used += words
         taken[kind] = taken.get(kind, 0) + 1
         chosen.append(hit)
+    if not chosen:  # even the best hit is longer than the budget: cut it rather than lose it
+        first = next((h for h in hits if caps.get(h.node.kind, budget) > 0), None)
+        if first is not None and budget > 0:
+            chosen.append(_trimmed(first, budget))
     return chosen
+
+
+def _trimmed(hit: Hit, budget: int) -> Hit:
+    """The hit with its text cut so that its context line has at most `budget` words."""
+    overhead = len(item_line(hit).split()) - len(hit.node.text.split()) + 1  # and the "…"
+    words = hit.node.text.split()[: max(budget - overhead, 1)]
+    return dataclasses.replace(hit, node=dataclasses.replace(hit.node, text=" ".join(words) + " …"))
 
 
 def _episode_order(hit: Hit) -> tuple[object, ...]:

@@ -5,8 +5,10 @@ while the segment it belongs to (GAM's topic node, MemORAI's segment) says what 
 talked about. A turn's score therefore gains `topic_weight` times its segment's fused
 similarity to the question, relative to the best segment's. A fact or reflection takes the
 best segment among those of the turns it was derived from, so every kind of memory is
-scored on the same footing; a memory outside any segment gets nothing, and a store without
-segments (nothing consolidated yet) is scored exactly as before.
+scored on the same footing. A memory outside any segment (the newest turns, still in an
+open buffer) stands for its own topic: its own normalised similarity takes the segment's
+place, so consolidating a store never pushes its unconsolidated turns down. A store without
+any segment (nothing consolidated yet) is scored exactly as before.
 
 Segments are ranked in the same full-text and vector queries as the memories
 (`fused_each`), so the topic step adds no scan of its own.
@@ -14,7 +16,7 @@ Segments are ranked in the same full-text and vector queries as the memories
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memcli.retrieval import SearchContext
@@ -48,26 +50,33 @@ class TopicContext:
                 self.segments_of[node] = found.get(node, [])
         return {i: self.segments_of[i] for i in node_ids if self.segments_of[i]}
 
-    def bonus(self, ctx: SearchContext, node_ids: Iterable[int]) -> dict[int, float]:
-        """weight × the best similarity among the node's segments / the best segment's
-        (absent for a node outside any segment)."""
+    def bonus(self, ctx: SearchContext, own: Mapping[int, float]) -> dict[int, float]:
+        """weight × the best similarity among each node's segments / the best segment's;
+        for a node outside any segment, weight × its own normalised similarity `own[node]`."""
         if self.segments is None:
             return {}
-        inside = self._locate(ctx, list(node_ids))
+        inside = self._locate(ctx, list(own))
         scores = self.segments.scores
         self.segments.extend(ctx, {s for segs in inside.values() for s in segs})
-        return {i: self._scaled(max(scores[s] for s in segs)) for i, segs in inside.items()}
+        return {
+            i: self._scaled(max(scores[s] for s in inside[i]) / self.best if i in inside else s)
+            for i, s in own.items()
+        }
 
-    def bound(self, ctx: SearchContext, node_ids: Iterable[int]) -> dict[int, float]:
-        """An upper bound of `bonus` for each node, reading no vector."""
+    def bound(self, ctx: SearchContext, own: Mapping[int, float]) -> dict[int, float]:
+        """An upper bound of `bonus`, reading no vector, given upper bounds of the nodes'
+        own normalised similarities."""
         if self.segments is None:
             return {}
-        inside = self._locate(ctx, list(node_ids))
+        inside = self._locate(ctx, list(own))
         bound = self.segments.bound
-        return {i: self._scaled(max(bound(s) for s in segs)) for i, segs in inside.items()}
+        return {
+            i: self._scaled(max(bound(s) for s in inside[i]) / self.best if i in inside else s)
+            for i, s in own.items()
+        }
 
-    def _scaled(self, similarity: float) -> float:
-        return self.weight * max(similarity, 0.0) / self.best
+    def _scaled(self, relative: float) -> float:
+        return self.weight * min(max(relative, 0.0), 1.0)
 
 
 def memories_in_topics(

