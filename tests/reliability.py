@@ -86,9 +86,13 @@ def integrity(db: Path) -> dict[str, Any]:
             "SELECT COUNT(*) FROM node_sources WHERE node NOT IN (SELECT id FROM nodes)"
             " OR source NOT IN (SELECT id FROM sources)"
         ).fetchone()[0]
-        fts = conn.execute(
-            "SELECT COUNT(*) FROM nodes_fts_docsize WHERE id NOT IN (SELECT id FROM nodes)"
-        ).fetchone()[0]
+        tables = [f"fts_{i}" for (i,) in conn.execute("SELECT id FROM fts_spaces")]
+        fts = sum(
+            conn.execute(
+                f"SELECT COUNT(*) FROM {t}_docsize WHERE id NOT IN (SELECT id FROM nodes)"
+            ).fetchone()[0]
+            for t in tables
+        )
         episodes = conn.execute("SELECT COUNT(*) FROM nodes WHERE kind = 'episode'").fetchone()[0]
         sources = conn.execute("SELECT COUNT(*) FROM sources").fetchone()[0]
     finally:

@@ -83,6 +83,45 @@ def test_text_and_vector_search_are_scoped_to_a_space(store) -> None:
     assert store.vector_search("default", [1, 0, 0], 5, kinds=["fact"]) == []
 
 
+def test_full_text_ranking_in_a_space_ignores_other_spaces(store) -> None:
+    def ranked() -> list[int]:
+        return [i for i, _ in store.text_search("alice", "cat or dog?", 5)]
+
+    with store.transaction():
+        cat = _episode(store, "my cat sleeps", 0, space="alice")
+        dog = _episode(store, "my dog and my dog's dog bowl", 1, space="alice")
+    before = ranked()
+    with store.transaction():  # "dog" becomes very common, but only in another space
+        for i in range(200):
+            _episode(store, f"dog walk number {i}", i, space="bob")
+    assert ranked() == before and set(before) == {cat, dog}
+    assert [i for i, _ in store.text_search("carol", "dog", 5)] == []  # no such space yet
+
+
+def test_old_shared_full_text_table_is_split_by_space(tmp_path: Path) -> None:
+    from memcli.store.db import connect
+
+    conn = connect(tmp_path / "old.db")
+    for _, step in MIGRATIONS[:2]:  # a store as memcli wrote it before per-space tables
+        step(conn)
+    for node_id, space, text in ((1, "a", "pottery class"), (2, "b", "pottery kiln")):
+        conn.execute(
+            "INSERT INTO nodes (id, space, kind, text, created_at) VALUES (?, ?, 'episode', ?, '')",
+            (node_id, space, text),
+        )
+        conn.execute(
+            "INSERT INTO nodes_fts (rowid, text, speaker, space, kind) VALUES (?, ?, '', ?, ?)",
+            (node_id, text, space, "episode"),
+        )
+    conn.execute("PRAGMA user_version = 2")
+    conn.close()
+    s = open_store(tmp_path / "old.db")
+    assert [i for i, _ in s.text_search("a", "pottery", 5)] == [1]
+    assert [i for i, _ in s.text_search("b", "pottery", 5)] == [2]
+    assert not s.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'nodes_fts'").fetchone()
+    s.close()
+
+
 def test_bm25_prefers_the_better_match(store) -> None:
     with store.transaction():
         weak = _episode(store, "the weather was fine and we talked", 0)

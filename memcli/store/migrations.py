@@ -179,3 +179,25 @@ def m002_consolidation(conn: Any) -> None:
         );
         """,
     )
+
+
+@migration
+def m003_fts_per_space(conn: Any) -> None:
+    """One full-text table per space, so BM25 statistics never mix spaces."""
+    conn.execute(
+        "CREATE TABLE fts_spaces (id INTEGER PRIMARY KEY AUTOINCREMENT, space TEXT NOT NULL UNIQUE)"
+    )
+    spaces = [row[0] for row in conn.execute("SELECT DISTINCT space FROM nodes_fts")]
+    for space in spaces:
+        row = conn.execute("INSERT INTO fts_spaces (space) VALUES (?)", (space,))
+        name = f"fts_{row.lastrowid}"
+        conn.execute(
+            f"CREATE VIRTUAL TABLE {name} USING fts5 ("
+            " text, speaker, kind UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')"
+        )
+        conn.execute(
+            f"INSERT INTO {name} (rowid, text, speaker, kind)"
+            " SELECT rowid, text, speaker, kind FROM nodes_fts WHERE space = ?",
+            (space,),
+        )
+    conn.execute("DROP TABLE nodes_fts")

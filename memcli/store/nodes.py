@@ -87,10 +87,7 @@ class NodesMixin:
             ),
         )
         rowid = int(cur.lastrowid)
-        self.conn.execute(
-            "INSERT INTO nodes_fts (rowid, text, speaker, space, kind) VALUES (?, ?, ?, ?, ?)",
-            (rowid, text, speaker or "", space, kind),
-        )
+        self.index_text(space, rowid, kind, text, speaker)  # type: ignore[attr-defined]
         return rowid
 
     def update_node(self, node_id: int, **fields: Any) -> None:
@@ -102,14 +99,10 @@ class NodesMixin:
         cols = ", ".join(f"{name} = ?" for name in fields)
         self.conn.execute(f"UPDATE nodes SET {cols} WHERE id = ?", (*fields.values(), node_id))
         if "text" in fields or "speaker" in fields:
-            row = self.conn.execute(
+            text, speaker, space, kind = self.conn.execute(
                 "SELECT text, speaker, space, kind FROM nodes WHERE id = ?", (node_id,)
             ).fetchone()
-            self.conn.execute("DELETE FROM nodes_fts WHERE rowid = ?", (node_id,))
-            self.conn.execute(
-                "INSERT INTO nodes_fts (rowid, text, speaker, space, kind) VALUES (?, ?, ?, ?, ?)",
-                (node_id, row[0], row[1] or "", row[2], row[3]),
-            )
+            self.index_text(space, node_id, kind, text, speaker)  # type: ignore[attr-defined]
 
     def get_node(self, node_id: int) -> Node | None:
         row = self.conn.execute(
@@ -221,7 +214,8 @@ class NodesMixin:
         has_vec = self.has_vectors()  # type: ignore[attr-defined]
         for part in chunked(list(node_ids)):
             marks = ",".join("?" * len(part))
-            self.conn.execute(f"DELETE FROM nodes_fts WHERE rowid IN ({marks})", tuple(part))
+            spaces = self.conn.execute(f"SELECT id, space FROM nodes WHERE id IN ({marks})", part)
+            self.unindex_text(spaces.fetchall())  # type: ignore[attr-defined]
             if has_vec:
                 self.conn.execute(f"DELETE FROM vec_nodes WHERE rowid IN ({marks})", tuple(part))
             self.conn.execute(f"DELETE FROM nodes WHERE id IN ({marks})", tuple(part))

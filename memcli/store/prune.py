@@ -253,7 +253,7 @@ class PruneMixin:
         sqlite3 = sqlite_module()
         with self.transaction():  # type: ignore[attr-defined]
             # FTS5 keeps deleted terms in old index segments until they are merged.
-            self.conn.execute("INSERT INTO nodes_fts (nodes_fts) VALUES ('optimize')")
+            self.optimize_text()  # type: ignore[attr-defined]
         try:
             self.conn.execute("VACUUM")
             busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
