@@ -16,10 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 from memcli import render
 from memcli.errors import MemcliError, UsageError
 from memcli.output import Output
+
+try:  # recent Typer releases ship their own copy of Click
+    from typer._click.exceptions import UsageError as ClickUsageError
+except ImportError:  # pragma: no cover - older Typer on top of Click
+    from click.exceptions import UsageError as ClickUsageError
 
 if TYPE_CHECKING:
     from memcli.config import Config
@@ -27,9 +33,43 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+def _usage_message(exc: ClickUsageError) -> str:
+    """A parser error as `memcli: error: ...` text, with a pointer to the right --help."""
+    path = exc.ctx.command_path if exc.ctx is not None else "memcli"
+    message = exc.format_message()
+    if message[:1].isupper() and message[1:2].islower():
+        message = message[0].lower() + message[1:]  # "No such option" -> "no such option"
+    return str(UsageError(message, fix=f"see `{path} --help`"))
+
+
+def _need_command(ctx: typer.Context) -> None:
+    """A group run without a command is a usage error (help goes to stdout only on --help)."""
+    if ctx.invoked_subcommand is None:
+        names = ", ".join(ctx.command.list_commands(ctx))  # type: ignore[attr-defined]
+        raise ClickUsageError(f"{ctx.command_path} needs a command: {names}", ctx=ctx)
+
+
+class MemcliGroup(TyperGroup):
+    """The root command: parser errors leave like every other error, one line and exit 2."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except ClickUsageError as exc:
+            sys.stderr.write(f"memcli: error: {_usage_message(exc)}\n")
+            code = UsageError.exit_code
+        except typer.Abort:
+            sys.stderr.write("memcli: error: interrupted\n")
+            code = 130
+        if not standalone_mode:
+            return code
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
     name="memcli",
-    no_args_is_help=True,
+    cls=MemcliGroup,
     add_completion=False,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
@@ -42,9 +82,9 @@ app = typer.Typer(
     "  memcli --json inspect",
 )
 inspect_app = typer.Typer(no_args_is_help=False, rich_markup_mode="rich")
-eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode="rich")
-app.add_typer(inspect_app, name="inspect", help="Look inside the store: counts, one node, exports.")
-app.add_typer(eval_app, name="eval", help="Built-in benchmarks.")
+eval_app = typer.Typer(rich_markup_mode="rich")
+app.add_typer(inspect_app, name="inspect")
+app.add_typer(eval_app, name="eval")
 
 DbOpt = Annotated[
     Path | None, typer.Option("--db", help="Database file (env MEMCLI_DB).", show_default=False)
@@ -135,15 +175,17 @@ def handled(fn: F) -> F:
 
 
 @contextmanager
-def memory(state: State) -> Iterator[Memory]:
-    """Open the configured store for the length of a command."""
+def memory(state: State, create: bool = False) -> Iterator[Memory]:
+    """Open the configured store for the length of a command (only `create` makes a new one)."""
     from memcli.ops import Memory
 
-    mem = Memory(state.config_obj())
+    mem = Memory(state.config_obj(), create=create)
+    done = False
     try:
         yield mem
+        done = True
     finally:
-        mem.close()
+        mem.close(failed=not done)
 
 
 def _version(value: bool) -> None:
@@ -154,7 +196,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def main_options(
     ctx: typer.Context,
     db: DbOpt = None,
@@ -173,6 +215,7 @@ def main_options(
 ) -> None:
     """Global options come before the command."""
     ctx.obj = State(db, config, space, json_mode, verbose, quiet, debug)
+    _need_command(ctx)
 
 
 @app.command()
@@ -202,7 +245,7 @@ def ingest(
       memcli --json ingest locomo10.json
     """
     state = _state(ctx).merge(db, space, json_mode)
-    with memory(state) as mem:
+    with memory(state, create=True) as mem:
         report = mem.ingest(
             files, fmt=fmt, skip_invalid=skip_invalid, progress=state.out.progress()
         )
@@ -230,6 +273,10 @@ def ask(
 
     Answering needs an LLM (llm.provider, llm.model); the answer cites the node ids it used.
 
+    With '-', every stdin line gives exactly one output line, in the same order.
+
+    A blank stdin line gives an empty line (--json: an object with empty question and hits).
+
     [b]Examples[/b]
 
       memcli ask "Where did Caroline move from?"
@@ -242,16 +289,26 @@ def ask(
     """
     state = _state(ctx).merge(db, space, json_mode)
     with memory(state) as mem:
-        questions = _stdin_lines() if question == "-" else [question]
-        for q in questions:
-            answer = mem.ask(q, strategy=strategy, k=k, context_only=context_only)
-            render.answer(state.out, answer, one_line=question == "-")
+        batch = question == "-"
+        for q in _stdin_lines() if batch else [question]:
+            if batch and not q:
+                answer = _blank()
+            else:
+                answer = mem.ask(q, strategy=strategy, k=k, context_only=context_only)
+            render.answer(state.out, answer, one_line=batch)
 
 
 def _stdin_lines() -> Iterator[str]:
+    """Every stdin line, stripped; blank ones too, so output lines match input lines."""
     for line in sys.stdin:
-        if line.strip():
-            yield line.strip()
+        yield line.strip()
+
+
+def _blank() -> Any:
+    """The result of a blank batch question: nothing asked, nothing found."""
+    from memcli.models import Answer
+
+    return Answer(question="", context="", hits=[])
 
 
 @app.command()
@@ -315,7 +372,9 @@ def consolidate(
 def inspect_main(
     ctx: typer.Context, db: DbOpt = None, space: SpaceOpt = None, json_mode: JsonOpt = False
 ) -> None:
-    """Counts of what is stored (the same as `memcli inspect stats`).
+    """Look inside the store: counts, one node, exports.
+
+    Without a subcommand: the counts of `memcli inspect stats`.
 
     [b]Examples[/b]
 
@@ -336,7 +395,14 @@ def inspect_main(
 def inspect_stats(
     ctx: typer.Context, db: DbOpt = None, space: SpaceOpt = None, json_mode: JsonOpt = False
 ) -> None:
-    """Counts of nodes by kind and edges by type, spaces, embedding model, file size."""
+    """Counts of nodes by kind and edges by type, spaces, embedding model, file size.
+
+    [b]Examples[/b]
+
+      memcli inspect stats
+
+      memcli --json inspect stats --space work
+    """
     state = _state(ctx).merge(db, space, json_mode)
     with memory(state) as mem:
         render.stats(state.out, mem.stats())
@@ -351,7 +417,14 @@ def inspect_node(
     space: SpaceOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
-    """One node: its text and properties, its neighbours, and where it came from."""
+    """One node: its text and properties, its neighbours, and where it came from.
+
+    [b]Examples[/b]
+
+      memcli inspect node ep12
+
+      memcli --json inspect node fa3
+    """
     state = _state(ctx).merge(db, space, json_mode)
     with memory(state) as mem:
         render.node(state.out, mem.node_view(node_id))
@@ -362,8 +435,13 @@ def inspect_node(
 def inspect_graph(
     ctx: typer.Context,
     fmt: Annotated[
-        str, typer.Option("--format", help="graphml (Gephi), json or dot (Graphviz).")
-    ] = "graphml",
+        str | None,
+        typer.Option(
+            "--format",
+            help="graphml (Gephi; the default), json or dot (Graphviz).",
+            show_default=False,
+        ),
+    ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file, not stdout.")
     ] = None,
@@ -373,6 +451,8 @@ def inspect_graph(
 ) -> None:
     """Export the space's graph: every node (id, kind, text...) and edge (type, weight).
 
+    --json prints the JSON export as one line (one JSON Lines record).
+
     [b]Examples[/b]
 
       memcli inspect graph > memory.graphml
@@ -381,18 +461,32 @@ def inspect_graph(
 
       memcli inspect graph --format json -o graph.json
     """
+    from memcli.ops.graph_export import choose_format
+
     state = _state(ctx).merge(db, space, json_mode)
+    chosen = choose_format(fmt, state.json)
     with memory(state) as mem:
-        render.export(state.out, mem.export_graph(fmt.lower()), output)
+        render.export(state.out, mem.export_graph(chosen, compact=state.json), output)
 
 
 @app.command("config")
 @handled
-def show_config(ctx: typer.Context, json_mode: JsonOpt = False) -> None:
-    """Print the effective configuration (secrets masked) and the file it came from."""
+def show_config(
+    ctx: typer.Context, db: DbOpt = None, space: SpaceOpt = None, json_mode: JsonOpt = False
+) -> None:
+    """Print the effective configuration (secrets masked) and the file it came from.
+
+    [b]Examples[/b]
+
+      memcli config
+
+      memcli --config ~/memcli.yaml config --db work.db
+
+      memcli --json config
+    """
     from memcli.config import masked
 
-    state = _state(ctx).merge(None, None, json_mode)
+    state = _state(ctx).merge(db, space, json_mode)
     cfg = state.config_obj()
     render.config(state.out, masked(cfg), cfg.source_file)
 
@@ -400,7 +494,14 @@ def show_config(ctx: typer.Context, json_mode: JsonOpt = False) -> None:
 @app.command()
 @handled
 def reindex(ctx: typer.Context, db: DbOpt = None, json_mode: JsonOpt = False) -> None:
-    """Re-embed every node with the configured embedding model (after changing models)."""
+    """Re-embed every node with the configured embedding model (after changing models).
+
+    [b]Examples[/b]
+
+      memcli --config new-embedding-model.yaml reindex
+
+      memcli --json reindex --db work.db
+    """
     state = _state(ctx).merge(db, None, json_mode)
     with memory(state) as mem:
         render.record_or_line(state.out, mem.reindex(progress=state.out.progress()), "reindexed")
@@ -526,6 +627,19 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
+@eval_app.callback(invoke_without_command=True)
+def eval_main(ctx: typer.Context) -> None:
+    """Built-in benchmarks: LoCoMo retrieval recall and, with an LLM, answer quality.
+
+    [b]Examples[/b]
+
+      memcli eval locomo locomo-dev.json
+
+      memcli --json eval locomo locomo-dev.json --strategy hybrid,gam
+    """
+    _need_command(ctx)
+
+
 @eval_app.command("locomo")
 @handled
 def eval_locomo(
@@ -558,10 +672,12 @@ def eval_locomo(
       memcli eval locomo locomo-dev.json --strategy lexical,semantic,hybrid --json-out r.json
     """
     from memcli.eval.locomo import run_locomo
+    from memcli.output import check_writable
 
     state = _state(ctx).merge(None, None, json_mode)
     names = [s.strip() for s in strategy.split(",") if s.strip()]
     cfg = state.config_obj()
+    check_writable(json_out)  # before the run, not after an hour of it
     report = run_locomo(
         str(file), cfg, names, _int_list(k), state.out.progress(), consolidate=consolidate
     )

@@ -294,8 +294,16 @@ def find_config_file(explicit: str | None, env: Mapping[str, str]) -> Path | Non
     chosen = explicit or env.get(ENV_PREFIX + "CONFIG")
     if chosen:
         path = Path(chosen).expanduser()
+        if path.is_dir():
+            raise NotFound(
+                f"config file {chosen} is a directory",
+                fix=f"pass the YAML file itself, e.g. --config {path / 'memcli.yaml'}",
+            )
         if not path.is_file():
-            raise NotFound(f"config file {chosen} does not exist")
+            raise NotFound(
+                f"config file {chosen} does not exist",
+                fix="check the path given with --config or MEMCLI_CONFIG",
+            )
         return path
     for candidate in (Path("memcli.yaml"), user_config_path()):
         if candidate.is_file():
@@ -312,9 +320,17 @@ def read_yaml(path: Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         pos = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{pos}: invalid YAML ({getattr(exc, 'problem', exc)})") from None
+        raise ConfigError(
+            f"{path}{pos}: invalid YAML ({getattr(exc, 'problem', exc)})",
+            fix="correct the YAML near that line (indent nested keys, quote values that "
+            "contain ': ' or start with a special character); config.example.yaml shows "
+            "every key",
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read config ({exc})") from None
+        raise ConfigError(
+            f"{path}: cannot read config ({exc})",
+            fix="make it a readable UTF-8 YAML file, or point --config at another one",
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -6,13 +6,18 @@ Data goes to stdout; progress, summaries and errors go to stderr.
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.table import Table
 
+from memcli.errors import NotFound
 from memcli.progress import NoProgress, Progress
+
+_WRITE_FIX = "pass a file path in an existing directory you can write to"
 
 
 class RichProgress:
@@ -95,3 +100,34 @@ class Output:
         if self.quiet or self.json or not self.stderr.isatty():
             return NoProgress()
         return RichProgress(self.err)
+
+
+def _cannot_write(path: str | os.PathLike[str], exc: OSError) -> NotFound:
+    reason = "it is a directory" if isinstance(exc, IsADirectoryError) else exc.strerror or exc
+    return NotFound(f"cannot write {path}: {reason}", fix=_WRITE_FIX)
+
+
+def check_writable(path: str | os.PathLike[str] | None) -> None:
+    """Raise NotFound unless `path` (when given) can be written; leaves no new file behind."""
+    if path is None:
+        return
+    target = Path(path)
+    existed = target.exists()
+    try:
+        if target.is_dir():
+            raise IsADirectoryError(21, "Is a directory")
+        with open(target, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    if not existed:
+        target.unlink(missing_ok=True)
+
+
+def write_file(path: str | os.PathLike[str], text: str) -> None:
+    """Write text to a file the user named; OS failures become NotFound with a fix."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None

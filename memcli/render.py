@@ -9,7 +9,7 @@ from rich import box
 from rich.table import Table
 
 from memcli.models import Answer, IngestReport, PruneReport
-from memcli.output import Output
+from memcli.output import Output, write_file
 
 
 def ingest(out: Output, report: IngestReport) -> None:
@@ -46,7 +46,7 @@ def answer(out: Output, result: Answer, one_line: bool = False) -> None:
             )
     else:
         text = result.context
-        if not text:
+        if not text and result.question:
             out.info("no memories matched")
     if one_line:
         text = " ".join(text.split())
@@ -165,8 +165,7 @@ def node(out: Output, view: dict[str, Any]) -> None:
 def eval_report(out: Output, report: dict[str, Any], json_out: Any) -> None:
     """Benchmark tables on stdout; every question's result in the JSON file when asked."""
     if json_out is not None:
-        with open(json_out, "w", encoding="utf-8") as fh:
-            json.dump(report, fh, indent=1, ensure_ascii=False)
+        write_file(json_out, json.dumps(report, indent=1, ensure_ascii=False))
     summary = {k: v for k, v in report.items() if k != "questions"}
     if out.json:
         out.record(summary)
@@ -268,9 +267,12 @@ _STAGE_COLUMNS = ("stage", "status", "units", "nodes", "edges", "calls", "cached
 
 def consolidate(out: Output, report: Any) -> None:
     """A ConsolidateReport: a table of stages, then each stage's note (why it was skipped,
-    what waits), then token totals. When another run holds the lock: a message on stderr."""
+    what waits), then token totals. When another run holds the lock: a message on stderr.
+    With -q a real run prints nothing, so that a cron job mails only errors."""
     if out.json:
         out.record(report.to_dict())
+        return
+    if out.quiet and not report.dry_run:
         return
     if report.locked:
         holder = report.holder or {}
@@ -323,6 +325,5 @@ def export(out: Output, document: str, path: Any = None) -> None:
     if path is None:
         out.text(document)
         return
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(document)
+    write_file(path, document)
     out.info(f"wrote {path}")

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from memcli.answering import NO_MEMORY, AnswerReply, check_citations, context_ids
 from memcli.cli import app
+from memcli.store import open_store
 from tests.fakeserver import FakeModelServer, refused_url
 
 TURNS = [
@@ -209,13 +210,15 @@ def test_batch_mode_prints_one_line_per_question(ask: Ask, fake_server: FakeMode
     result = ask("ask", "-", input=questions)
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert len(lines) == 2
+    assert len(lines) == 3  # one per input line: the blank one gives an empty line
     assert lines[0].startswith(HOTEL + " sources: ep")
-    assert lines[1].startswith("Her name is Miso. sources: ep")
+    assert lines[1] == ""
+    assert lines[2].startswith("Her name is Miso. sources: ep")
 
 
 def test_nothing_retrieved_needs_no_model(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    runner = Ask(tmp_path, fake_server.ollama_url)  # nothing ingested
+    runner = Ask(tmp_path, fake_server.ollama_url)
+    open_store(tmp_path / "memory.db").close()  # a store with nothing in it
     result = runner("--json", "ask", QUESTION)
     assert result.exit_code == 0, result.stderr
     record = json.loads(result.stdout)

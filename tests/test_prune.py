@@ -198,6 +198,18 @@ def test_source_is_found_by_path_absolute_path_or_sha_prefix(
         prune(mem, sources=("a.jsonl",), dry_run=True)
 
 
+def test_source_is_found_by_the_content_of_a_file_under_another_name(
+    mem: Memory, tmp_path: Path
+) -> None:
+    build(mem.store)
+    renamed = tmp_path / "renamed.jsonl"
+    renamed.write_bytes(b"a")  # the bytes ingested as a.jsonl
+    assert prune(mem, sources=(str(renamed),), dry_run=True).removed["episode"] == 2
+    renamed.write_bytes(b"something else")
+    with pytest.raises(NotFound, match="matches no source"):
+        prune(mem, sources=(str(renamed),), dry_run=True)
+
+
 @pytest.mark.parametrize(
     "selection",
     [
@@ -207,6 +219,8 @@ def test_source_is_found_by_path_absolute_path_or_sha_prefix(
         Selection(older_than="6m"),
         Selection(older_than="0d"),
         Selection(older_than="thirty days"),
+        Selection(older_than="100000y"),  # before year 1
+        Selection(older_than="99999999999999999999999d"),
         Selection(before="next tuesday"),
         Selection(nodes=("pistachio",)),
     ],
@@ -243,7 +257,8 @@ def test_dry_run_changes_nothing_and_a_real_run_empties_the_model_cache(mem: Mem
     mem.store.cache_put("k", "fake", "m", CachedReply('{"facts": ["Pistachio"]}', 1, 1))
     before = (remaining(mem.store), edge_set(mem.store, g))
     report = prune(mem, sessions=("s1",), dry_run=True)
-    assert report.dry_run and report.total == 9 and report.cache_entries == 0
+    # The dry run reports what the real run below removes, cached replies included.
+    assert report.dry_run and report.total == 9 and report.cache_entries == 1
     assert (remaining(mem.store), edge_set(mem.store, g)) == before
     assert mem.store.cache_get("k") is not None
     report = prune(mem, sessions=("s1",))

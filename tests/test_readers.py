@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memcli.errors import InvalidInput, NotFound
+from memcli.errors import InvalidInput, NotFound, UsageError
 from memcli.models import BadRecord, Episode
 from memcli.readers import (
     FORMATS,
@@ -467,9 +467,9 @@ def test_read_source_stdin_with_bom_and_forced_format() -> None:
 
 
 def test_read_source_unknown_format_names_the_known_ones() -> None:
-    with pytest.raises(InvalidInput) as info:
+    with pytest.raises(UsageError) as info:  # a bad option value, like any other
         read_source("whatever.txt", fmt="csv")
-    assert info.value.exit_code == 4
+    assert info.value.exit_code == 2
     assert "csv" in info.value.message
     assert info.value.fix == "pass --format one of: chat, jsonl, locomo, transcript"
 

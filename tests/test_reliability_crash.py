@@ -74,7 +74,7 @@ def test_killing_ingest_mid_file_leaves_none_or_all_of_it(tmp_path: Path) -> Non
     source = conversation(tmp_path / "big.jsonl", LINES)
     db = tmp_path / "m.db"
     env = clean_env(MEMCLI_CONFIG=str(write_config(tmp_path)))
-    assert memcli("--db", str(db), "inspect", env=env).returncode == 0  # schema, then no WAL
+    open_store(db).close()  # schema, then no WAL
     outcomes = []
     # The first kills land early and late in the write; the timed ones wherever they fall.
     for wal_bytes in (1, 512 * 1024, 4 * 1024 * 1024):
@@ -110,7 +110,7 @@ def test_killing_an_embedding_ingest_keeps_vectors_consistent(
         tmp_path, embedding={"provider": "ollama", "model": "fake", "url": fake_server.url}
     )
     env = clean_env(MEMCLI_CONFIG=str(config))
-    assert memcli("--db", str(db), "inspect", env=env).returncode == 0
+    open_store(db).close()
     proc = _start(["--db", str(db), "ingest", str(source)], env)
     assert _kill_when_writing(proc, db, 1)
     assert _vectors(db) == _assert_whole(db, (0, lines))  # a vector for every turn, no more

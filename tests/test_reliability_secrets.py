@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memcli.store import open_store
 from tests.fakeserver import FakeModelServer, refused_url
 from tests.reliability import (
     REPO,
@@ -78,6 +79,7 @@ def test_api_key_never_reaches_output_logs_or_the_database(
     else:
         url = refused_url() + "/v1"
     db = tmp_path / "m.db"
+    open_store(db).close()  # `ask` needs a store; a failed ingest removes only one it made
     env = clean_env(MEMCLI_CONFIG=str(_config(tmp_path, url, llm=True)), PLANTED_KEY=PLANTED)
     runs = [
         memcli("--debug", "-v", "--db", str(db), "ingest", str(EXAMPLE), env=env),

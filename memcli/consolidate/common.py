@@ -241,9 +241,14 @@ class Stage:
         self.started = time.perf_counter()
         self._lock = threading.Lock()  # replies are checked on worker threads
 
+    def units_spent(self) -> int:
+        """Units of work this stage has used up: those done and those whose reply failed
+        (a failing model must not turn `--limit 1` into a pass over every unit)."""
+        return self.report.items + self.report.failures
+
     def budget_left(self) -> bool:
         """True while `--limit` allows another unit of work in this stage."""
-        return self.job.limit is None or self.report.items < self.job.limit
+        return self.job.limit is None or self.units_spent() < self.job.limit
 
     def prompt(self, name: str, **values: object) -> list[dict[str, str]]:
         """A rendered prompt (placeholders checked) as the messages of one request."""

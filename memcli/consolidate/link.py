@@ -93,7 +93,7 @@ def run(stage: Stage) -> None:
     step = max(1, job.concurrency) * 2
     job.progress.start("linking topics", len(todo))
     for start in range(0, len(todo), step):
-        room = len(todo) if job.limit is None else job.limit - stage.report.items
+        room = len(todo) if job.limit is None else job.limit - stage.units_spent()
         batch = [segments[i] for i in todo[start : start + step] if i in segments][: max(0, room)]
         if not batch:
             stage.report.reason = "stopped by --limit"

@@ -142,7 +142,7 @@ def run(stage: Stage) -> None:
     job.progress.start("summarizing segments", len(todo))
     for start in range(0, len(todo), batch_size):
         batch = [segments[i] for i in todo[start : start + batch_size] if i in segments]
-        batch = batch[: max(0, (job.limit or len(todo)) - stage.report.items)]
+        batch = batch[: max(0, (job.limit or len(todo)) - stage.units_spent())]
         if not batch:
             break
         _upgrade(stage, batch)

@@ -33,7 +33,24 @@ def load_samples(path: str) -> list[dict[str, Any]]:
         raise InvalidInput(
             [f"{path}:1: expected LoCoMo conversations with 'conversation' and 'qa'"]
         )
+    check_turns(path)
     return samples
+
+
+def check_turns(path: str) -> None:
+    """Reject bad turns with the file:line and conversation numbers `memcli ingest` gives."""
+    from memcli.models import BadRecord
+    from memcli.readers import read_source
+
+    source = read_source(path, "locomo")
+    bad = [r for r in source.records if isinstance(r, BadRecord)]
+    problems = [f"{source.name}:{r.line}: {r.reason}" for r in bad]
+    if problems:
+        raise InvalidInput(
+            problems,
+            fix="fix these turns in the file: eval scores whole conversations, so it cannot "
+            "skip them (`memcli ingest --skip-invalid` can, for storing the rest)",
+        )
 
 
 def questions(sample: dict[str, Any]) -> list[dict[str, Any]]:

@@ -84,15 +84,34 @@ def _module_for(registry: dict[str, str], name: str, what: str) -> Any:
     return importlib.import_module(registry[name])
 
 
-def create_embedder(cfg: EmbeddingConfig) -> Embedder | None:
-    """The configured embedder, or None when embeddings are switched off (`none`)."""
+def _require_model(section: str, provider: str, model: str, example: str) -> None:
+    if not model.strip():
+        raise ConfigError(
+            f"{section}.model is empty, and the {provider} provider needs a model name",
+            fix=f"set {section}.model in the config or MEMCLI_{section.upper()}_MODEL "
+            f"(e.g. {example}), or set {section}.provider to none",
+        )
+
+
+def check_embedding(cfg: EmbeddingConfig) -> Any:
+    """The embedding provider's module; ConfigError for an unknown provider or no model."""
     if cfg.provider == "none":
         return None
-    return _module_for(EMBEDDERS, cfg.provider, "embedding").create_embedder(cfg)
+    module = _module_for(EMBEDDERS, cfg.provider, "embedding")
+    _require_model("embedding", cfg.provider, cfg.model, "all-MiniLM-L6-v2 or nomic-embed-text")
+    return module
+
+
+def create_embedder(cfg: EmbeddingConfig) -> Embedder | None:
+    """The configured embedder, or None when embeddings are switched off (`none`)."""
+    module = check_embedding(cfg)
+    return None if module is None else module.create_embedder(cfg)
 
 
 def create_chat(cfg: LLMConfig) -> ChatModel | None:
     """The configured chat model, or None when no LLM is configured (`none`)."""
     if cfg.provider == "none":
         return None
-    return _module_for(CHAT_MODELS, cfg.provider, "llm").create_chat(cfg)
+    module = _module_for(CHAT_MODELS, cfg.provider, "llm")
+    _require_model("llm", cfg.provider, cfg.model, "qwen2.5:7b-instruct or gpt-4o-mini")
+    return module.create_chat(cfg)

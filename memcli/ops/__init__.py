@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from memcli.config import Config
-from memcli.errors import EmbeddingMismatch
-from memcli.llm import ChatModel, Embedder, create_chat, create_embedder
+from memcli.errors import EmbeddingMismatch, NotFound
+from memcli.llm import ChatModel, Embedder, check_embedding, create_chat, create_embedder
 from memcli.store import Store, open_store
 
 _UNSET: Any = object()
@@ -17,6 +18,7 @@ class Memory:
 
     Models are created on first use, so commands that never embed never load one.
     Pass `embedder=`/`chat=` to supply ready-made clients (tests, the benchmark runner).
+    With `create=False` a missing database file is NotFound instead of a new empty store.
     """
 
     def __init__(
@@ -26,15 +28,35 @@ class Memory:
         *,
         embedder: Embedder | None = _UNSET,
         chat: ChatModel | None = _UNSET,
+        create: bool = True,
     ) -> None:
         self.cfg = cfg
         self.space = cfg.space
-        self.store = store if store is not None else open_store(cfg.db_path)
+        path = Path(cfg.db_path).expanduser()
+        self.created = store is None and not path.exists()  # this Memory made the file
+        if self.created and not create:
+            raise NotFound(
+                f"no memory store at {path}",
+                fix="ingest something first (memcli ingest FILE), or check --db / MEMCLI_DB",
+            )
+        self.store = store if store is not None else open_store(path)
         self._embedder = embedder
         self._chat = chat
 
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
+        """Close the store; after a failed run, delete a file this Memory created if it
+        is still empty, so a mistake leaves no stray database behind."""
+        discard = failed and self.created and self._holds_nothing()
         self.store.close()
+        if discard:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self.store.path}{suffix}").unlink(missing_ok=True)
+
+    def _holds_nothing(self) -> bool:
+        try:
+            return not self.store.spaces()
+        except Exception:  # a broken store is left for the user to look at
+            return False
 
     def __enter__(self) -> Memory:
         return self
@@ -77,7 +99,9 @@ class Memory:
         return self.store.get_meta("embedding.identity")
 
     def check_embedder(self) -> None:
-        """Refuse to mix vectors from two different models in one store."""
+        """Refuse a bad embedding config, and to mix vectors of two models in one store."""
+        if self._embedder is _UNSET:
+            check_embedding(self.cfg.embedding)
         stored = self.stored_identity()
         wanted = self.embedder_identity()
         if stored is not None and stored != wanted:
@@ -128,11 +152,11 @@ class Memory:
 
         return node_view(self, node_id)
 
-    def export_graph(self, fmt: str = "graphml") -> str:
+    def export_graph(self, fmt: str = "graphml", compact: bool = False) -> str:
         """The space's graph as GraphML, JSON or DOT; see memcli.ops.graph_export."""
         from memcli.ops.graph_export import export_graph
 
-        return export_graph(self, fmt)
+        return export_graph(self, fmt, compact)
 
     def reindex(self, **kwargs: Any) -> dict[str, Any]:
         """Re-embed every node with the configured embedder; see memcli.ops.reindex."""

@@ -55,8 +55,11 @@ def _graph(mem: Memory) -> tuple[list[Node], list[Edge], dict[int, str]]:
     return nodes, edges, names
 
 
-def to_json(nodes: list[Node], edges: list[Edge], names: dict[int, str], space: str) -> str:
-    """{"space", "nodes": [{"id", "label", kind...}], "edges": [{"source", "target", ...}]}."""
+def to_json(
+    nodes: list[Node], edges: list[Edge], names: dict[int, str], space: str, compact: bool = False
+) -> str:
+    """{"space", "nodes": [{"id", "label", kind...}], "edges": [{"source", "target", ...}]};
+    `compact` puts it on one line (a JSON Lines record)."""
     doc = {
         "space": space,
         "nodes": [{"id": names[n.id], **_attrs(n), "props": n.props} for n in nodes],
@@ -71,7 +74,7 @@ def to_json(nodes: list[Node], edges: list[Edge], names: dict[int, str], space: 
             for e in edges
         ],
     }
-    return json.dumps(doc, ensure_ascii=False, indent=1)
+    return json.dumps(doc, ensure_ascii=False, indent=None if compact else 1)
 
 
 def to_graphml(nodes: list[Node], edges: list[Edge], names: dict[int, str], space: str) -> str:
@@ -111,8 +114,9 @@ def _dot_quote(value: Any) -> str:
 def _dot_lines(nodes: list[Node], edges: list[Edge], names: dict[int, str]) -> Iterator[str]:
     for node in nodes:
         attrs = {"label": _label(node), "kind": node.kind}
-        if node.session:
-            attrs["session"] = node.session
+        for name in ("speaker", "session", "timestamp"):
+            if getattr(node, name):
+                attrs[name] = getattr(node, name)
         body = ", ".join(f"{k}={_dot_quote(v)}" for k, v in attrs.items())
         yield f"  {_dot_quote(names[node.id])} [{body}];"
     for edge in edges:
@@ -128,10 +132,23 @@ def to_dot(nodes: list[Node], edges: list[Edge], names: dict[int, str], space: s
     return "\n".join(lines) + "\n"
 
 
-def export_graph(mem: Memory, fmt: str = "graphml") -> str:
-    """The space's nodes and edges in one of FORMATS."""
-    writers = {"graphml": to_graphml, "json": to_json, "dot": to_dot}
-    if fmt not in writers:
+def choose_format(fmt: str | None, json_mode: bool) -> str:
+    """The export format for `--format` and `--json`: graphml by default, json with --json."""
+    name = fmt.strip().lower() if fmt is not None else ("json" if json_mode else "graphml")
+    if name not in FORMATS:
         raise UsageError(f"unknown graph format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    if json_mode and name != "json":
+        raise UsageError(
+            f"--json prints the graph as JSON, so it cannot be combined with --format {name}",
+            fix=f"drop --json to get {name}, or drop --format to get one line of JSON",
+        )
+    return name
+
+
+def export_graph(mem: Memory, fmt: str = "graphml", compact: bool = False) -> str:
+    """The space's nodes and edges in one of FORMATS (JSON on one line when `compact`)."""
+    fmt = choose_format(fmt, json_mode=False)
     nodes, edges, names = _graph(mem)
-    return writers[fmt](nodes, edges, names, mem.space)
+    if fmt == "json":
+        return to_json(nodes, edges, names, mem.space, compact=compact)
+    return {"graphml": to_graphml, "dot": to_dot}[fmt](nodes, edges, names, mem.space)

@@ -13,6 +13,7 @@ goes, every derived node left without support goes too (see memcli.store.prune).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -47,7 +48,25 @@ def parse_duration(text: str) -> Any:
         )
     n, unit = int(match.group(1)), match.group(2)
     names = {"min": "minutes", "h": "hours", "d": "days", "w": "weeks", "mo": "months"}
-    return relativedelta(**{names.get(unit, "years"): n})
+    try:
+        return relativedelta(**{names.get(unit, "years"): n})
+    except (OverflowError, ValueError):
+        raise _before_year_one(text) from None
+
+
+def _before_year_one(text: str) -> UsageError:
+    return UsageError(
+        f"--older-than {text.strip()} reaches back before year 1",
+        fix="pass a shorter duration, e.g. --older-than 100y",
+    )
+
+
+def older_than_cutoff(text: str, now: datetime) -> datetime:
+    """`now` minus the duration; UsageError when that falls before year 1."""
+    try:
+        return now - parse_duration(text)
+    except (OverflowError, ValueError):
+        raise _before_year_one(text) from None
 
 
 def parse_date(text: str) -> datetime:
@@ -122,7 +141,7 @@ class Selection:
         if self.min_belief is not None and not 0.0 <= self.min_belief <= 1.0:
             raise UsageError(f"--min-belief must be between 0 and 1, got {self.min_belief}")
         if self.older_than is not None:
-            parse_duration(self.older_than)
+            older_than_cutoff(self.older_than, datetime.now(timezone.utc))
         if self.before is not None:
             parse_date(self.before)
         for value in self.nodes:
@@ -133,7 +152,7 @@ class Selection:
         """Episodes strictly older than this are selected (the earlier of the two limits)."""
         limits = []
         if self.older_than is not None:
-            limits.append(now - parse_duration(self.older_than))
+            limits.append(older_than_cutoff(self.older_than, now))
         if self.before is not None:
             limits.append(parse_date(self.before))
         return min(limits) if limits else None
@@ -147,17 +166,34 @@ class _Plan:
     kept_shared: int = 0
 
 
+def _file_sha256(path: str) -> str | None:
+    """The sha256 of an existing file's bytes (as ingest records it), None when unreadable."""
+    if not os.path.isfile(path):
+        return None
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
 def match_sources(store: Store, space: str, specs: tuple[str, ...]) -> set[int]:
-    """Source ids for paths (as stored or absolute) or sha256 prefixes; NotFound otherwise."""
+    """Source ids for paths (as stored or absolute), the content of an existing file (so
+    any name of the same bytes works), or sha256 prefixes; NotFound otherwise."""
     rows = store.sources(space)
     chosen: set[int] = set()
     for spec in specs:
         wanted = spec.strip().lower()
+        content = _file_sha256(spec)
         hits = [
             r
             for r in rows
             if r["path"] == spec
             or os.path.abspath(r["path"]) == os.path.abspath(spec)
+            or r["sha256"] == content
             or (len(wanted) >= SHA_PREFIX_MIN and r["sha256"].startswith(wanted))
         ]
         if len(hits) != 1:
@@ -165,7 +201,8 @@ def match_sources(store: Store, space: str, specs: tuple[str, ...]) -> set[int]:
             what = "matches several sources" if hits else f"matches no source in space {space!r}"
             raise NotFound(
                 f"--source {spec!r} {what}" + (f"; candidates:\n{listed}" if listed else ""),
-                fix="pass the path as ingested, or a sha256 prefix of at least 8 characters",
+                fix="pass the path as ingested, a file with the same content, or a sha256 "
+                "prefix of at least 8 characters",
             )
         chosen.add(hits[0]["id"])
     return chosen
@@ -316,7 +353,10 @@ def prune(
     moment = now or datetime.now(timezone.utc)
     if dry_run:
         with store.reading():
-            _fill_report(store, make_plan(mem, selection, moment), report, mem.space)
+            plan = make_plan(mem, selection, moment)
+            _fill_report(store, plan, report, mem.space)
+            # What the real run drops: the whole reply cache whenever any node goes.
+            report.cache_entries = store.llm_cache_size() if plan.nodes else 0
     else:
         with _consolidation_lock(store), store.transaction():
             plan = make_plan(mem, selection, moment)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
-from memcli.errors import InvalidInput, NotFound
+from memcli.errors import InvalidInput, NotFound, UsageError
 from memcli.models import BadRecord, Episode
 from memcli.readers import chat, jsonl, locomo, transcript
 
@@ -81,8 +81,8 @@ def detect_format(name: str, text: str) -> str:
 def read_source(path: str, fmt: str | None = None, stdin: BinaryIO | None = None) -> Source:
     """Read one input (`-` = stdin) into records; raises for unreadable or undecodable input."""
     if fmt is not None and fmt not in FORMATS:
-        raise InvalidInput(
-            [f"unknown format {fmt!r}"], fix=f"pass --format one of: {', '.join(sorted(FORMATS))}"
+        raise UsageError(
+            f"unknown format {fmt!r}", fix=f"pass --format one of: {', '.join(sorted(FORMATS))}"
         )
     if path == "-":
         name, stem = STDIN_NAME, "stdin"

@@ -45,8 +45,11 @@ def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
         conn = sqlite3.connect(
             str(target), timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
-    except (OSError, sqlite3.Error) as exc:
-        raise DatabaseError(f"cannot open database {target}: {exc}") from None
+    except OSError as exc:
+        reason = f"{exc.strerror}: {exc.filename}" if exc.strerror else str(exc)
+        raise _cannot_open(target, reason) from None
+    except sqlite3.Error as exc:
+        raise _cannot_open(target, str(exc)) from None
     _load_vec(conn)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
@@ -59,11 +62,37 @@ def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
         conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise DatabaseError(f"{target} is not a memcli database ({exc})") from None
+        if not _not_a_database(exc):
+            raise _cannot_open(target, str(exc)) from None
+        raise DatabaseError(
+            f"{target} is not a memcli database ({exc})",
+            fix="pass --db the path of a memcli store, or a new path for "
+            "`memcli ingest` to create one",
+        ) from None
     if mode.lower() != "wal":
         conn.close()
         raise DatabaseError(f"cannot switch {target} to WAL mode (got {mode})")
     return conn
+
+
+def _not_a_database(exc: Exception) -> bool:
+    """Whether SQLite failed on the file's content (rather than on opening or writing it)."""
+    name = getattr(exc, "sqlite_errorname", "")
+    text = str(exc)
+    return name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or (
+        not name and ("not a database" in text or "malformed" in text)
+    )
+
+
+def _cannot_open(target: Path, reason: str) -> DatabaseError:
+    """The file (or the -wal and -shm files SQLite keeps beside it) cannot be opened."""
+    where = target.absolute().parent
+    return DatabaseError(
+        f"cannot open database {target} ({reason})",
+        fix=f"memcli writes {target.name} and its -wal and -shm files in {where}: "
+        "check that the directory exists, is writable and not on read-only media, "
+        "or pass --db a path on a writable disk",
+    )
 
 
 def _load_vec(conn: Any) -> None:

@@ -243,6 +243,10 @@ class PruneMixin:
         """Remove the consolidation history of a space."""
         return int(self.conn.execute("DELETE FROM runs WHERE space = ?", (space,)).rowcount)
 
+    def llm_cache_size(self) -> int:
+        """How many model replies the cache holds (what clear_llm_cache would remove)."""
+        return int(self.conn.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0])
+
     def clear_llm_cache(self) -> int:
         """Empty the model reply cache; return how many replies it held."""
         return int(self.conn.execute("DELETE FROM llm_cache").rowcount)
