@@ -200,11 +200,16 @@ def test_time_bearing_memories() -> None:
     assert time_bearing(dated) and time_bearing(relative) and not time_bearing(plain)
 
 
-def test_pack_keeps_ids_sections_and_time_order(tmp_path: Path) -> None:
+def consolidated_hits(tmp_path: Path, query: str, k: int) -> tuple[list[Hit], dict[str, int]]:
+    """hybrid's hits for a query on the hand-built consolidated store, and its node ids."""
     b, ids = consolidated(tmp_path)
     b.close()
     with memory(tmp_path / "g.db", None) as mem:
-        hits = get_retriever("hybrid")(search_context(mem), "Bo greyhound Comet sofa", 10)
+        return get_retriever("hybrid")(search_context(mem), query, k), ids
+
+
+def test_pack_keeps_ids_sections_and_time_order(tmp_path: Path) -> None:
+    hits, ids = consolidated_hits(tmp_path, "Bo greyhound Comet sofa", 10)
     packed = pack(hits, budget=1000, caps={"fact": 60, "reflection": 20, "episode": 80})
     text = packed.context
     assert text.index("## Facts") < text.index("## Conversation excerpts")
@@ -219,10 +224,7 @@ def test_pack_keeps_ids_sections_and_time_order(tmp_path: Path) -> None:
 def test_pack_cuts_the_best_hit_rather_than_returning_nothing(tmp_path: Path) -> None:
     from memcli.retrieval.pack import item_line
 
-    b, _ids = consolidated(tmp_path)
-    b.close()
-    with memory(tmp_path / "g.db", None) as mem:
-        hits = get_retriever("hybrid")(search_context(mem), "greyhound Comet", 5)
+    hits, _ids = consolidated_hits(tmp_path, "greyhound Comet", 5)
     packed = pack(hits, budget=6, caps={"fact": 60, "reflection": 20, "episode": 80})
     assert len(packed.included) == 1 and packed.included[0].node.id == hits[0].node.id
     line = item_line(packed.included[0])
