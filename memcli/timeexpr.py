@@ -15,8 +15,10 @@ from __future__ import annotations
 import calendar
 import re
 from collections.abc import Callable
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Any
+
+from memcli.dates import parse_day
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _COUNTS = {
@@ -30,19 +32,6 @@ _COUNT = (
 )
 _UNIT = r"(day|week|month|year)s?"
 _DAY = "|".join(WEEKDAYS)
-
-
-def parse_day(timestamp: str | None) -> date | None:
-    """The calendar day of an ISO timestamp, or None when there is none."""
-    if not timestamp:
-        return None
-    try:
-        return datetime.fromisoformat(timestamp).date()
-    except ValueError:
-        try:
-            return date.fromisoformat(timestamp[:10])
-        except ValueError:
-            return None
 
 
 def _add_months(day: date, months: int) -> date:
@@ -158,3 +147,19 @@ def time_refs(text: str, timestamp: str | None) -> list[dict[str, Any]]:
 def annotate(refs: list[dict[str, Any]]) -> str:
     """The bracketed note packing puts after a turn: '[yesterday = 7 May 2023]'."""
     return " ".join(f"[{r['text']} = {r['label']}]" for r in refs if r.get("label"))
+
+
+def _hint(ref: dict[str, Any]) -> str:
+    """A resolved reference as a prompt shows it: 2023-05-07, week of 2023-05-01,
+    2023-03, 2022 (prefixed 'around' when the expression was vague)."""
+    day, grain = ref["date"], ref["grain"]
+    value = {"month": day[:7], "year": day[:4]}.get(grain, day)
+    if grain in ("week", "weekend"):
+        value = f"{grain} of {day}"
+    return ("around " if ref["label"].startswith("around ") else "") + value
+
+
+def resolve_relative(text: str, timestamp: str | None) -> list[tuple[str, str]]:
+    """(expression, absolute date) for each relative date expression in a turn, for the
+    hints put next to turns in consolidation prompts (so even a small model gets them)."""
+    return [(ref["text"].lower(), _hint(ref)) for ref in time_refs(text, timestamp)]

@@ -7,11 +7,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memcli.consolidate.buffer import Buffer, ended_sessions, pending_buffers, take_window
-from memcli.consolidate.dates import normalize_fact_date, resolve_relative
 from memcli.consolidate.normalize import canonical_label, near_duplicate, singular
+from memcli.consolidate.phrases import Corpus, is_generic, key_phrases, name_tokens, phrases
 from memcli.consolidate.segment import choose_boundaries, depth_scores, enforce_min_turns
-from memcli.consolidate.text import Corpus, is_generic, key_phrases, name_tokens, phrases
+from memcli.dates import partial_date as normalize_fact_date
 from memcli.models import Node
+from memcli.timeexpr import resolve_relative
 
 # -- concept labels ------------------------------------------------------------------------
 

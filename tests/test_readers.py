@@ -16,13 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memcli import dates
 from memcli.errors import InvalidInput, NotFound, UsageError
 from memcli.models import BadRecord, Episode
 from memcli.readers import (
     FORMATS,
     Source,
     chat,
-    dates,
     detect_format,
     jsonl,
     locomo,

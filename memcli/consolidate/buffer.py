@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memcli.consolidate.text import count_tokens
 from memcli.models import Node, embedding_text
+from memcli.text import count_tokens
 
 
 @dataclass

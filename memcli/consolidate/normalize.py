@@ -8,10 +8,7 @@ twin is never created in the first place.
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
-_TOKEN = re.compile(r"[a-z0-9]+")
+from memcli.text import ascii_words
 
 _IRREGULAR = {
     "children": "child",
@@ -151,14 +148,6 @@ def spelling(word: str) -> str:
 def norm_token(word: str) -> str:
     """A lower-case word in its canonical form: singular, one spelling."""
     return spelling(singular(word))
-
-
-def ascii_words(text: str) -> list[str]:
-    """Lower-case ASCII words of a text, possessive 's dropped, '&' read as 'and'."""
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    folded = folded.lower().replace("&", " and ").replace("’", "'")
-    folded = re.sub(r"'s\b", "", folded)
-    return _TOKEN.findall(folded)
 
 
 def canonical_tokens(label: str) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from memcli.consolidate.facts import fact_key
 from memcli.consolidate.schemas import ReflectionsReply
 from memcli.models import Edge, Node
 from memcli.prompting import data_block
+from memcli.text import one_line
 
 
 def fact_line(fact: Node) -> str:
@@ -53,7 +54,7 @@ def _write(
     store = job.store
     planned: dict[str, tuple[str, float, list[int]]] = {}
     for item in reply.reflections:
-        text = " ".join(item.text.split())
+        text = one_line(item.text)
         support = stage.known_ids(item.facts, allowed)
         if text and support:
             key = fact_key(text)

@@ -20,8 +20,8 @@ from typing import Any
 from memcli.consolidate import summarize
 from memcli.consolidate.buffer import Buffer, pending_buffers, take_window
 from memcli.consolidate.common import Stage, turn_line
+from memcli.consolidate.phrases import sparse_cosine, sparse_mean
 from memcli.consolidate.schemas import Boundaries
-from memcli.consolidate.text import sparse_cosine, sparse_mean
 from memcli.models import Edge, Node
 from memcli.prompting import data_block
 

@@ -16,16 +16,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from memcli.consolidate.common import Stage, turn_line
+from memcli.consolidate.phrases import Corpus, key_phrases, sparse_cosine, sparse_mean
 from memcli.consolidate.schemas import SegmentSummary
-from memcli.consolidate.text import (
-    Corpus,
-    key_phrases,
-    sentences,
-    sparse_cosine,
-    sparse_mean,
-)
 from memcli.models import Node
 from memcli.prompting import data_block
+from memcli.text import one_line, sentences, word_count
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,7 +53,7 @@ def extractive_summary(
             vec = corpus.vector(sentence)
             score = sparse_cosine(vec, centroid) + central.get(ep.id, 0.0)
             units.append((score, (e_index, s_index), ep, sentence, vec))
-    long_enough = [u for u in units if len(u[3].split()) >= MIN_SENTENCE_WORDS]
+    long_enough = [u for u in units if word_count(u[3]) >= MIN_SENTENCE_WORDS]
     pool = long_enough or sorted(units, key=lambda u: -len(u[3]))[:1]
     chosen: list[Any] = []
     used = 0
@@ -68,7 +63,7 @@ def extractive_summary(
         if any(sparse_cosine(unit[4], c[4]) > REDUNDANT for c in chosen):
             continue
         chosen.append(unit)
-        used += len(unit[3].split())
+        used += word_count(unit[3])
     return _render(sorted(chosen, key=lambda u: u[1]))
 
 
@@ -94,10 +89,10 @@ def clean_keywords(raw: Sequence[str], limit: int) -> list[str]:
     """Model keywords trimmed, de-duplicated (case-insensitively) and capped."""
     out: list[str] = []
     for word in raw:
-        text = " ".join(str(word).split())
+        text = one_line(str(word))
         if (
             text
-            and len(text.split()) <= MAX_KEYWORD_WORDS
+            and word_count(text) <= MAX_KEYWORD_WORDS
             and text.lower() not in map(str.lower, out)
         ):
             out.append(text)
@@ -121,7 +116,7 @@ def llm_summaries(
         if reply is None or not reply.summary.strip():
             out.append(None)
         else:
-            out.append((" ".join(reply.summary.split()), clean_keywords(reply.keywords, limit)))
+            out.append((one_line(reply.summary), clean_keywords(reply.keywords, limit)))
     return out
 
 

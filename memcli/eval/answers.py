@@ -10,7 +10,6 @@ could not grade is left out of the judge means. Both are counted.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,11 +20,11 @@ import pydantic
 from memcli.eval.metrics import mean
 from memcli.llm.structured import ask_structured
 from memcli.prompting import data_block, render
+from memcli.text import bare_words
 
 if TYPE_CHECKING:
     from memcli.llm import ChatModel
 
-_PUNCTUATION = re.compile(r"[^\w\s]|_", re.UNICODE)
 _ARTICLES = frozenset({"a", "an", "the"})
 
 #: How `tokens_per_query` is counted, stated in every report.
@@ -38,9 +37,7 @@ TOKENS_NOTE = (
 
 def normalize(text: Any) -> list[str]:
     """Answer tokens for lexical scores: lower-cased, punctuation and articles removed."""
-    # Punctuation becomes a space, so "2023-05-07" and "Ann's" keep their parts.
-    spaced = _PUNCTUATION.sub(" ", str(text).lower())
-    return [t for t in spaced.split() if t not in _ARTICLES]
+    return [t for t in bare_words(str(text)) if t not in _ARTICLES]
 
 
 def token_f1(prediction: Any, gold: Any) -> float:

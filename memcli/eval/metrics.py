@@ -7,10 +7,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memcli.models import Hit
-from memcli.store.fts import STOPWORDS
+from memcli.text import content_words
 
 _REF = re.compile(r"D\d+:\d+")
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def gold_refs(evidence: Iterable[Any]) -> list[str]:
@@ -51,11 +50,6 @@ def session_recall_at(ranked: Sequence[str], gold: Sequence[str], k: int) -> flo
     if not wanted:
         return 0.0
     return len(wanted & {session_of(r) for r in ranked[:k]}) / len(wanted)
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased words of a text without stopwords."""
-    return {w for w in (m.lower() for m in _WORD.findall(text)) if w not in STOPWORDS}
 
 
 def covers(context: str, answer: Any) -> bool:

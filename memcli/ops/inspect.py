@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from memcli.text import truncate
+
 if TYPE_CHECKING:
+    from memcli.models import Node
     from memcli.ops import Memory
+    from memcli.store import Store
 
 
 def stats(mem: Memory) -> dict[str, Any]:
@@ -62,14 +66,8 @@ def consolidation_health(mem: Memory) -> dict[str, Any]:
     }
 
 
-def _brief(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def node_view(mem: Memory, public_id: str) -> dict[str, Any]:
-    """A node's fields and props, its edges with the node at the other end, and provenance."""
-    store = mem.store
-    node = store.node_by_public_id(public_id, mem.space)
+def _neighbours(store: Store, node: Node) -> list[dict[str, Any]]:
+    """The node's edges, each with the node at its other end (text shortened)."""
     edges = store.edges_of([node.id])
     others = store.nodes_by_ids(e.dst if e.src == node.id else e.src for e in edges)
     neighbours = []
@@ -84,10 +82,17 @@ def node_view(mem: Memory, public_id: str) -> dict[str, Any]:
                 "weight": e.weight,
                 "node_id": other.node_id,
                 "kind": other.kind,
-                "text": _brief(other.text),
+                "text": truncate(other.text, 80),
                 **({"props": e.props} if e.props else {}),
             }
         )
+    return neighbours
+
+
+def node_view(mem: Memory, public_id: str) -> dict[str, Any]:
+    """A node's fields and props, its edges with the node at the other end, and provenance."""
+    store = mem.store
+    node = store.node_by_public_id(public_id, mem.space)
     return {
         "node_id": node.node_id,
         "kind": node.kind,
@@ -102,7 +107,7 @@ def node_view(mem: Memory, public_id: str) -> dict[str, Any]:
         "status": node.status,
         "created_at": node.created_at,
         "props": node.props,
-        "neighbours": neighbours,
+        "neighbours": _neighbours(store, node),
         "provenance": {
             "episodes": store.sources_of([node.id])[node.id] if node.kind != "episode" else [],
             "files": store.source_paths(node.id),

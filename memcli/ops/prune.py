@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from memcli.dates import as_utc, parse_iso
 from memcli.errors import DatabaseError, NotFound, UsageError
 from memcli.models import KIND_PREFIX, PruneReport, node_public_id, parse_node_id
+from memcli.text import one_line, truncate
 
 if TYPE_CHECKING:
     from memcli.ops import Memory
@@ -71,24 +73,18 @@ def older_than_cutoff(text: str, now: datetime) -> datetime:
 
 def parse_date(text: str) -> datetime:
     """An ISO date or date-time as an aware datetime (no zone = UTC); UsageError otherwise."""
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
+    moment = parse_iso(text.strip())
+    if moment is None:
         raise UsageError(
             f"--before expects an ISO date such as 2024-03-01 or 2024-03-01T12:00, got {text!r}"
-        ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+        )
+    return as_utc(moment)
 
 
 def _episode_time(timestamp: str | None) -> datetime | None:
     """A stored episode timestamp as an aware datetime (no zone = UTC), None when absent."""
-    if not timestamp:
-        return None
-    try:
-        moment = datetime.fromisoformat(timestamp)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    moment = parse_iso(timestamp)
+    return None if moment is None else as_utc(moment)
 
 
 @dataclass(frozen=True)
@@ -315,7 +311,11 @@ def _fill_report(store: Store, plan: _Plan, report: PruneReport, space: str) -> 
     shown = [i for k in report.removed for i in by_kind[k][:EXAMPLES_PER_KIND]]
     nodes = store.nodes_by_ids(shown)
     report.examples = [
-        {"node_id": node_public_id(n.kind, n.id), "kind": n.kind, "text": _brief(n.text)}
+        {
+            "node_id": node_public_id(n.kind, n.id),
+            "kind": n.kind,
+            "text": truncate(one_line(n.text), 80),
+        }
         for n in (nodes[i] for i in shown)
     ]
     report.edges = len(store.edge_ids_touching(plan.nodes))
@@ -391,8 +391,3 @@ def _consolidation_lock(store: Store) -> Iterator[None]:
         yield
     finally:
         store.unlock(LOCK_NAME)
-
-
-def _brief(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

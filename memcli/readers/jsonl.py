@@ -12,8 +12,8 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
 
+from memcli import dates
 from memcli.models import BadRecord, Episode
-from memcli.readers import dates
 
 NAME = "jsonl"
 SUFFIXES = (".jsonl", ".ndjson")

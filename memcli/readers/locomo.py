@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from memcli import dates
 from memcli.models import BadRecord, Episode
-from memcli.readers import dates
 from memcli.readers.jsonl import LineIndex, json_type, load_document, member_offsets, text_problem
 
 NAME = "locomo"

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from memcli import dates
 from memcli.models import BadRecord, Episode
-from memcli.readers import dates
 from memcli.readers.jsonl import text_problem
 
 NAME = "transcript"

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memcli.models import Node
+from memcli.text import name_words
 
 # Questions that ask about time: when, what date/year, how long ago, before or after what.
 _TEMPORAL_QUESTION = re.compile(
@@ -29,7 +30,6 @@ _TIME_IN_TEXT = re.compile(
     r"\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b",
     re.IGNORECASE,
 )
-_NAME_WORD = re.compile(r"[A-Za-z][\w'-]*")
 
 
 def is_temporal(question: str) -> bool:
@@ -47,11 +47,11 @@ def time_bearing(node: Node) -> bool:
 def named_people(question: str, names: Iterable[str]) -> set[str]:
     """Known speakers or entities the question names, by full name or first name."""
     # A possessive names its owner: "Ana's flat", "James' car".
-    words = [w.lower().removesuffix("'s").rstrip("'") for w in _NAME_WORD.findall(question)]
+    words = [w.lower().removesuffix("'s").rstrip("'") for w in name_words(question)]
     text = " " + " ".join(words) + " "
     found = set()
     for name in names:
-        parts = [w.lower() for w in _NAME_WORD.findall(name)]
+        parts = [w.lower() for w in name_words(name)]
         if parts and (f" {' '.join(parts)} " in text or parts[0] in words):
             found.add(name.lower())
     return found
@@ -63,7 +63,7 @@ def role_match(node: Node, people: set[str]) -> bool:
         return False
     if node.speaker:
         return node.speaker.lower() in people
-    words = " " + " ".join(w.lower() for w in _NAME_WORD.findall(node.text)) + " "
+    words = " " + " ".join(w.lower() for w in name_words(node.text)) + " "
     return any(f" {person} " in words for person in people)
 
 

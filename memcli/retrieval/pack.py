@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
+from memcli.dates import parse_iso
 from memcli.models import Hit, Node
+from memcli.text import first_words, word_count
 from memcli.timeexpr import annotate
 
 # Section order and titles for derived kinds; episodes come last, in time order.
@@ -32,9 +33,8 @@ def when(node: Node) -> str:
     """A readable date for a node's timestamp ('Mon 8 May 2023, 13:56'), or ''."""
     if not node.timestamp:
         return ""
-    try:
-        moment = datetime.fromisoformat(node.timestamp)
-    except ValueError:
+    moment = parse_iso(node.timestamp)
+    if moment is None:
         return node.timestamp
     text = f"{moment:%a} {moment.day} {moment:%B %Y}"
     return text if (moment.hour, moment.minute) == (0, 0) else f"{text}, {moment:%H:%M}"
@@ -77,7 +77,7 @@ def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int]) -> list[Hit]
         kind = hit.node.kind
         if taken.get(kind, 0) >= caps.get(kind, budget):
             continue
-        words = len(item_line(hit).split())
+        words = word_count(item_line(hit))
         if used + words > budget:
             continue  # a long item may not fit where a shorter, lower-ranked one does
         used += words
@@ -92,9 +92,9 @@ def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int]) -> list[Hit]
 
 def _trimmed(hit: Hit, budget: int) -> Hit:
     """The hit with its text cut so that its context line has at most `budget` words."""
-    overhead = len(item_line(hit).split()) - len(hit.node.text.split()) + 1  # and the "…"
-    words = hit.node.text.split()[: max(budget - overhead, 1)]
-    return dataclasses.replace(hit, node=dataclasses.replace(hit.node, text=" ".join(words) + " …"))
+    overhead = word_count(item_line(hit)) - word_count(hit.node.text) + 1  # and the "…"
+    text = first_words(hit.node.text, max(budget - overhead, 1))
+    return dataclasses.replace(hit, node=dataclasses.replace(hit.node, text=text))
 
 
 def _episode_order(hit: Hit) -> tuple[object, ...]:

@@ -7,20 +7,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+from memcli.text import STOPWORDS
 
-# Words that carry no topic; dropped from full-text queries so BM25 ranks on content.
-# ("may" is not among them: it is also a month.)
-STOPWORDS = frozenset(
-    """
-    a an the and or but if then else of to in on at by for with about from into over after
-    before during since until as is are was were be been being am do does did done have has
-    had having i me my mine we us our you your he him his she her it its they them their
-    this that these those there here what which who whom whose when where why how would
-    could should can will shall might must not no yes so than too very just also any
-    some all each every both few more most other such only own same s t don
-    """.split()
-)
+_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def fts_query(text: str) -> str:

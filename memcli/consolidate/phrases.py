@@ -1,4 +1,4 @@
-"""Text statistics for the no-LLM stages: tokens, sentences, key phrases and TF-IDF.
+"""Key phrases and TF-IDF for the no-LLM stages.
 
 Key phrases are runs of one to three content words (a stop word, a name, a number or
 punctuation ends a run), each word in its canonical form (see `normalize`). Document
@@ -9,18 +9,13 @@ judged against the whole conversation history.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memcli.consolidate.normalize import norm_token
-from memcli.store.fts import STOPWORDS
-
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-_WORDS = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[.,;:!?()\"]")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+from memcli.text import STOPWORDS, letter_words, word_marks
 
 Phrase = tuple[str, ...]
 
@@ -104,21 +99,11 @@ GENERIC = frozenset(
 )
 
 
-def count_tokens(text: str) -> int:
-    """An estimate of a text's model tokens: its words and punctuation marks."""
-    return len(_TOKEN.findall(text))
-
-
-def sentences(text: str) -> list[str]:
-    """A text split after sentence-ending punctuation."""
-    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
-
-
 def name_tokens(names: Iterable[str | None]) -> frozenset[str]:
     """Lower-case words of speaker names: they never become key phrases (person hubs)."""
     out: set[str] = set()
     for name in names:
-        for word in re.findall(r"[A-Za-z]+", name or ""):
+        for word in letter_words(name or ""):
             if len(word) >= 2:
                 out.add(word.lower())
     return frozenset(out)
@@ -137,7 +122,7 @@ def _prefixes(names: frozenset[str]) -> frozenset[str]:
 def content_runs(text: str, names: frozenset[str] = frozenset()) -> list[list[str]]:
     """Runs of canonical content words; stop words, names, numbers and punctuation split them."""
     runs: list[list[str]] = [[]]
-    for raw in _WORDS.findall(text):
+    for raw in word_marks(text):
         word = raw.lower().replace("’", "'")
         base = word.split("'", 1)[0]
         if (
@@ -274,8 +259,3 @@ def key_phrases(
 def _contains(outer: Phrase, inner: Phrase) -> bool:
     n = len(inner)
     return any(outer[i : i + n] == inner for i in range(len(outer) - n + 1))
-
-
-def occurs_in(phrase: Phrase, text: str, names: frozenset[str]) -> bool:
-    """True when the phrase (in canonical words) occurs in the text."""
-    return phrase in set(phrases(text, names, longest=len(phrase)))

@@ -1,11 +1,12 @@
-"""Turn the many ways inputs write a date into one ISO 8601 form, or None."""
+"""Dates in one place: the many ways inputs write a date into ISO 8601, and ISO text back
+into dates. (Relative expressions such as "last Friday" are memcli.timeexpr's job.)"""
 
 from __future__ import annotations
 
 import math
 import re
 import warnings
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from functools import lru_cache
 
 from dateutil import parser as date_parser
@@ -18,6 +19,7 @@ EPOCH_MS_THRESHOLD = 1e11
 MAX_DATE_CHARS = 100
 
 _EPOCH_STRING = re.compile(r"-?\d{9,}(?:\.\d+)?")
+_PARTIAL_DATES = (r"\d{4}-\d{2}-\d{2}", r"\d{4}-\d{2}", r"\d{4}")
 
 # Two far-apart defaults: a field dateutil had to fill in differs between the two parses,
 # which is how a date missing its day, month or year is told apart from a complete one.
@@ -57,11 +59,10 @@ def _from_epoch(seconds: float) -> str | None:
 @lru_cache(maxsize=4096)
 def _from_text(value: str) -> str | None:
     """Parse a date string; cached because a session's date repeats on every turn."""
-    try:
-        return _iso(datetime.fromisoformat(value))
-    except ValueError:
-        pass  # not strict ISO; let dateutil try the human formats
-    try:
+    moment = parse_iso(value)
+    if moment is not None:
+        return _iso(moment)
+    try:  # not strict ISO; let dateutil try the human formats
         with warnings.catch_warnings():
             # An unknown zone name ("PST") only loses the offset; it is not worth a warning.
             warnings.simplefilter("ignore")
@@ -79,3 +80,51 @@ def _from_text(value: str) -> str | None:
 def _iso(moment: datetime) -> str:
     """Second-precision ISO text, keeping the offset only when the input carried one."""
     return moment.replace(microsecond=0).isoformat()
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    """An ISO 8601 date or date-time, or None when there is none or it is not ISO."""
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def as_utc(moment: datetime) -> datetime:
+    """An aware datetime: one without a zone is taken as UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def parse_day(timestamp: str | None) -> date | None:
+    """The calendar day of an ISO timestamp, or None when there is none."""
+    if not timestamp:
+        return None
+    moment = parse_iso(timestamp)
+    if moment is not None:
+        return moment.date()
+    try:
+        return date.fromisoformat(timestamp[:10])
+    except ValueError:
+        return None
+
+
+def partial_date(value: str | None) -> str | None:
+    """A date given as YYYY-MM-DD, YYYY-MM or YYYY, or None when it is not one."""
+    if not value:
+        return None
+    text = value.strip()
+    for pattern in _PARTIAL_DATES:
+        if re.fullmatch(pattern, text):
+            try:
+                date.fromisoformat(first_day(text))
+            except ValueError:
+                return None
+            return text
+    return None
+
+
+def first_day(value: str) -> str:
+    """A YYYY[-MM[-DD]] date as a full ISO day (missing parts become the first)."""
+    return value + "-01-01"[len(value) - 4 :] if len(value) < 10 else value

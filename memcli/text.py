@@ -1,0 +1,111 @@
+"""Text helpers every layer shares: words, stop words, token estimates, truncation.
+
+Each tokeniser here has one job, named after it: `words` for search and overlap,
+`word_marks` for key-phrase runs, `ascii_words` for concept labels, `name_words` and
+`letter_words` for people's names, `bare_words` for answer scores, `count_tokens` (model
+tokens) and `word_count` (words) for budgets. Nothing else in memcli splits text into words
+(except the store's full-text query, which is the store's own).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_WORD_OR_MARK = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?|[.,;:!?()\"]")
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+_NAME_WORD = re.compile(r"[A-Za-z][\w'-]*")
+_LETTERS = re.compile(r"[A-Za-z]+")
+_PUNCTUATION = re.compile(r"[^\w\s]|_", re.UNICODE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_USERINFO = re.compile(r"(//)[^/@\s]+@")
+
+# Words that carry no topic; dropped from full-text queries so BM25 ranks on content.
+# ("may" is not among them: it is also a month.)
+STOPWORDS = frozenset(
+    """
+    a an the and or but if then else of to in on at by for with about from into over after
+    before during since until as is are was were be been being am do does did done have has
+    had having i me my mine we us our you your he him his she her it its they them their
+    this that these those there here what which who whom whose when where why how would
+    could should can will shall might must not no yes so than too very just also any
+    some all each every both few more most other such only own same s t don
+    """.split()
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words (runs of letters, digits and underscores), in order."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words of a text without stop words."""
+    return {w for w in words(text) if w not in STOPWORDS}
+
+
+def count_tokens(text: str) -> int:
+    """An estimate of a text's model tokens: its words and punctuation marks."""
+    return len(_TOKEN.findall(text))
+
+
+def word_marks(text: str) -> list[str]:
+    """ASCII words (with a trailing 's or 't part kept on) and the punctuation marks that
+    end a phrase, in order and in their original case."""
+    return _WORD_OR_MARK.findall(text)
+
+
+def ascii_words(text: str) -> list[str]:
+    """Lower-case ASCII words of a text, possessive 's dropped, '&' read as 'and'."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    folded = folded.lower().replace("&", " and ").replace("’", "'")
+    folded = re.sub(r"'s\b", "", folded)
+    return _ASCII_WORD.findall(folded)
+
+
+def name_words(text: str) -> list[str]:
+    """Words as names are written: a letter, then letters, digits, apostrophes, hyphens."""
+    return _NAME_WORD.findall(text)
+
+
+def letter_words(text: str) -> list[str]:
+    """Runs of ASCII letters, in their original case."""
+    return _LETTERS.findall(text)
+
+
+def bare_words(text: str) -> list[str]:
+    """Lower-cased words with every punctuation mark (and underscore) read as a space, so
+    "2023-05-07" and "Ann's" keep their parts."""
+    return _PUNCTUATION.sub(" ", text.lower()).split()
+
+
+def sentences(text: str) -> list[str]:
+    """A text split after sentence-ending punctuation."""
+    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
+
+
+def word_count(text: str) -> int:
+    """How many whitespace-separated words a text has (what word budgets count)."""
+    return len(text.split())
+
+
+def first_words(text: str, count: int) -> str:
+    """The text's first `count` words, an ellipsis marking the cut."""
+    return " ".join(text.split()[:count]) + " …"
+
+
+def one_line(text: str) -> str:
+    """The text with every run of whitespace (newlines included) made one space."""
+    return " ".join(text.split())
+
+
+def truncate(text: str, limit: int) -> str:
+    """The text cut to at most `limit` characters, an ellipsis marking a cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def hide_userinfo(url: str) -> str:
+    """The URL with any user:password@ part masked, fit for a message or a listing."""
+    return _USERINFO.sub(r"\1***@", url)
