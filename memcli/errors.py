@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class MemcliError(Exception):
     """Base of every error the library raises on purpose."""
@@ -27,6 +30,12 @@ class ConfigError(MemcliError):
     """Bad YAML, unknown provider or strategy, missing prompt placeholder."""
 
     exit_code = 3
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """The hint ` (did you mean 'x'?)` naming the choice closest to a misspelt name, or ''."""
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class LLMNotConfigured(ConfigError):

@@ -7,12 +7,12 @@ imported only when chosen, so `memcli --help` never pays for torch, httpx or oll
 
 from __future__ import annotations
 
-import difflib
 import importlib
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memcli.errors import ConfigError
+from memcli.errors import ConfigError, did_you_mean
 
 if TYPE_CHECKING:
     from memcli.config import EmbeddingConfig, LLMConfig
@@ -52,13 +52,16 @@ class ChatModel(Protocol):
     ) -> ChatReply: ...
 
 
-def unit_rows(rows: Any) -> Any:
-    """Rows as a float32 array, each scaled to length 1 (all-zero rows are left as they are)."""
-    import numpy as np
+class BaseChat:
+    """What chat providers share: the model and its settings, and a bound on the requests
+    in flight when callers share one model across threads (`with self._slots:`)."""
 
-    matrix = np.asarray(rows, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms == 0, 1, norms)
+    provider = ""
+
+    def __init__(self, cfg: LLMConfig) -> None:
+        self.model = cfg.model
+        self.temperature = cfg.temperature
+        self._slots = threading.BoundedSemaphore(max(1, cfg.concurrency))
 
 
 EMBEDDERS: dict[str, str] = {
@@ -75,10 +78,8 @@ CHAT_MODELS: dict[str, str] = {
 
 def _module_for(registry: dict[str, str], name: str, what: str) -> Any:
     if name not in registry:
-        close = difflib.get_close_matches(name, list(registry), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ConfigError(
-            f"unknown {what} provider {name!r}{hint}",
+            f"unknown {what} provider {name!r}{did_you_mean(name, registry)}",
             fix=f"choose one of: {', '.join([*registry, 'none'])}",
         )
     return importlib.import_module(registry[name])

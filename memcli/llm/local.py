@@ -8,6 +8,7 @@ from typing import Any
 
 from memcli.config import EmbeddingConfig
 from memcli.errors import ConfigError
+from memcli.llm.embedder import BaseEmbedder
 
 BUNDLED_MODEL = "all-MiniLM-L6-v2"
 
@@ -22,14 +23,13 @@ def bundled_model_dir() -> Path | None:
     return path if path.is_dir() else None
 
 
-class LocalEmbedder:
+class LocalEmbedder(BaseEmbedder):
     """sentence-transformers on the CPU, loaded on first use (torch import is slow)."""
 
     provider = "local"
 
     def __init__(self, model: str = BUNDLED_MODEL, batch_size: int = 64) -> None:
-        self.model = model
-        self.batch_size = batch_size
+        super().__init__(model, batch_size)
         self._st: Any = None
 
     def _location(self) -> str:
@@ -74,21 +74,11 @@ class LocalEmbedder:
                 ) from None
         return self._st
 
-    @property
-    def dim(self) -> int:
-        model = self._load()
-        getter = (
-            getattr(model, "get_embedding_dimension", None)
-            or model.get_sentence_embedding_dimension
-        )
-        return int(getter())
-
-    def embed(self, texts: list[str]) -> Any:
-        """Unit-length float32 vectors, one row per text."""
+    def _embed_texts(self, texts: list[str]) -> Any:
+        # sentence-transformers batches (grouping texts of similar length) and normalises
+        # by itself; splitting or rescaling here would change the vectors' last bits.
         import numpy as np
 
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self._load().encode(
             texts,
             batch_size=self.batch_size,

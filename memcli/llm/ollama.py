@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
-import numpy as np
 import ollama
 import pydantic
 
 from memcli.config import EmbeddingConfig, LLMConfig
-from memcli.llm import ChatReply, unit_rows
-from memcli.llm.retry import (
-    Backoff,
-    BadReply,
-    BadStatus,
-    Endpoint,
-    with_retries,
-)
+from memcli.llm import BaseChat, ChatReply
+from memcli.llm.embedder import RemoteEmbedder
+from memcli.llm.retry import Backoff, BadReply, BadStatus, Endpoint, Retries, checked_vectors
 
 DEFAULT_URL = "http://127.0.0.1:11434"
 
@@ -37,14 +30,11 @@ def _endpoint(url: str, model: str, timeout: float) -> Endpoint:
 class _Connection:
     """An ollama.Client plus the retry loop and error translation its calls share."""
 
-    def __init__(
-        self, url: str | None, model: str, timeout: float, max_retries: int, backoff: Backoff
-    ) -> None:
-        address = url or DEFAULT_URL
-        self.client = ollama.Client(host=address, timeout=timeout)
-        self.endpoint = _endpoint(address, model, timeout)
-        self.max_retries = max_retries
-        self.backoff = backoff
+    def __init__(self, cfg: EmbeddingConfig | LLMConfig, backoff: Backoff | None) -> None:
+        address = cfg.url or DEFAULT_URL
+        self.client = ollama.Client(host=address, timeout=cfg.timeout)
+        endpoint = _endpoint(address, cfg.model, cfg.timeout)
+        self.retries = Retries(endpoint, cfg.max_retries, backoff or Backoff())
 
     def call(self, request: Any) -> Any:
         """Run `request()` against the server with retries and memcli errors."""
@@ -55,73 +45,32 @@ class _Connection:
             except ollama.ResponseError as exc:
                 raise BadStatus(exc.status_code, str(exc.error)) from None
             except json.JSONDecodeError:
-                raise BadReply("the body is not JSON") from None
+                raise BadReply(BadReply.NOT_JSON) from None
             except (pydantic.ValidationError, TypeError):
                 # The client builds its response model from the body; a body of the wrong
                 # shape fails there.
-                raise BadReply("the body is not the expected JSON reply") from None
+                raise BadReply(BadReply.WRONG_SHAPE) from None
 
-        return with_retries(
-            attempt, endpoint=self.endpoint, max_retries=self.max_retries, backoff=self.backoff
-        )
+        return self.retries.run(attempt)
 
+    def embed(self, model: str, batch: list[str]) -> list[Any]:
+        """One /api/embed request: the vectors of a batch of texts."""
 
-class OllamaEmbedder:
-    """Embeddings from an Ollama server, sent in batches of `batch_size` texts."""
-
-    provider = "ollama"
-
-    def __init__(self, cfg: EmbeddingConfig, *, backoff: Backoff | None = None) -> None:
-        self.model = cfg.model
-        self.batch_size = max(1, cfg.batch_size)
-        retries = cfg.max_retries
-        self._conn = _Connection(cfg.url, cfg.model, cfg.timeout, retries, backoff or Backoff())
-        self._dim: int | None = None
-
-    @property
-    def dim(self) -> int:
-        """Vector length; learnt from the first reply, or from a one-word probe."""
-        if self._dim is None:
-            self.embed(["probe"])
-        assert self._dim is not None
-        return self._dim
-
-    def _embed_batch(self, batch: list[str]) -> list[Any]:
         def request() -> list[Any]:
-            vectors = list(self._conn.client.embed(model=self.model, input=batch).embeddings)
-            if len(vectors) != len(batch):
-                raise BadReply(f"{len(vectors)} embeddings for {len(batch)} texts")
-            if len({len(v) for v in vectors}) > 1:
-                raise BadReply("embeddings of different lengths in one reply")
-            return vectors
+            vectors = list(self.client.embed(model=model, input=batch).embeddings)
+            return checked_vectors(vectors, len(batch))
 
-        return self._conn.call(request)
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        rows: list[Any] = []
-        for start in range(0, len(texts), self.batch_size):
-            rows.extend(self._embed_batch(texts[start : start + self.batch_size]))
-        matrix = unit_rows(rows)
-        self._dim = int(matrix.shape[1])
-        return matrix
+        return self.call(request)
 
 
-class OllamaChat:
+class OllamaChat(BaseChat):
     """Chat through /api/chat; a schema is passed natively as `format`."""
 
     provider = "ollama"
 
     def __init__(self, cfg: LLMConfig, *, backoff: Backoff | None = None) -> None:
-        self.model = cfg.model
-        self.temperature = cfg.temperature
-        self._conn = _Connection(
-            cfg.url, cfg.model, cfg.timeout, cfg.max_retries, backoff or Backoff()
-        )
-        # Bounds requests in flight when callers share this model across threads.
-        self._slots = threading.BoundedSemaphore(max(1, cfg.concurrency))
+        super().__init__(cfg)
+        self._conn = _Connection(cfg, backoff)
 
     def chat(
         self, messages: list[dict[str, str]], schema: dict[str, Any] | None = None
@@ -149,9 +98,9 @@ class OllamaChat:
             return self._conn.call(request)
 
 
-def create_embedder(cfg: EmbeddingConfig, *, backoff: Backoff | None = None) -> OllamaEmbedder:
+def create_embedder(cfg: EmbeddingConfig, *, backoff: Backoff | None = None) -> RemoteEmbedder:
     """The registry's entry point for Ollama embeddings."""
-    return OllamaEmbedder(cfg, backoff=backoff)
+    return RemoteEmbedder("ollama", cfg, _Connection(cfg, backoff).embed)
 
 
 def create_chat(cfg: LLMConfig, *, backoff: Backoff | None = None) -> OllamaChat:

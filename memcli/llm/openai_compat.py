@@ -5,22 +5,22 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import httpx
-import numpy as np
 
 from memcli.config import EmbeddingConfig, LLMConfig
-from memcli.llm import ChatReply, unit_rows
+from memcli.llm import BaseChat, ChatReply
+from memcli.llm.embedder import RemoteEmbedder
 from memcli.llm.retry import (
     Backoff,
     BadReply,
     BadStatus,
     Endpoint,
+    Retries,
+    checked_vectors,
     parse_retry_after,
-    with_retries,
 )
 
 T = TypeVar("T")
@@ -60,16 +60,14 @@ def _rejects_schema(status: int, message: str) -> bool:
 class _Connection:
     """One httpx client plus the retry loop and error translation both endpoints share."""
 
-    def __init__(
-        self, cfg: EmbeddingConfig | LLMConfig, max_retries: int, backoff: Backoff
-    ) -> None:
+    def __init__(self, cfg: EmbeddingConfig | LLMConfig, backoff: Backoff | None) -> None:
         url = cfg.url or DEFAULT_URL
         key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
         # The key lives only in the client's headers: never on this object, never in a message.
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.http = httpx.Client(base_url=url, timeout=cfg.timeout, headers=headers)
         state = "set" if key else "not set"
-        self.endpoint = Endpoint(
+        endpoint = Endpoint(
             name=NAME,
             url=url,
             timeout=cfg.timeout,
@@ -79,8 +77,7 @@ class _Connection:
             not_found_fix=f"check that the server serves a model named {cfg.model!r} "
             "and that the URL ends in /v1",
         )
-        self.max_retries = max_retries
-        self.backoff = backoff
+        self.retries = Retries(endpoint, cfg.max_retries, backoff or Backoff())
 
     def _scrub(self, text: str) -> str:
         # Some servers echo the key they were sent in their error text.
@@ -108,60 +105,23 @@ class _Connection:
             try:
                 body = response.json()
             except ValueError:
-                raise BadReply("the body is not JSON") from None
+                raise BadReply(BadReply.NOT_JSON) from None
             try:
                 return parse(body)
             except (KeyError, IndexError, TypeError, AttributeError, ValueError):
-                raise BadReply("the body is not the expected JSON reply") from None
+                raise BadReply(BadReply.WRONG_SHAPE) from None
 
-        return with_retries(
-            attempt, endpoint=self.endpoint, max_retries=self.max_retries, backoff=self.backoff
-        )
+        return self.retries.run(attempt)
 
+    def embed(self, model: str, batch: list[str]) -> list[list[float]]:
+        """One POST /embeddings: the vectors of a batch of texts."""
 
-class OpenAIEmbedder:
-    """Embeddings from POST /embeddings, sent in batches of `batch_size` texts."""
-
-    provider = "openai"
-
-    def __init__(self, cfg: EmbeddingConfig, *, backoff: Backoff | None = None) -> None:
-        self.model = cfg.model
-        self.batch_size = max(1, cfg.batch_size)
-        retries = cfg.max_retries
-        self._conn = _Connection(cfg, retries, backoff or Backoff())
-        self._dim: int | None = None
-
-    @property
-    def dim(self) -> int:
-        """Vector length; learnt from the first reply, or from a one-word probe."""
-        if self._dim is None:
-            self.embed(["probe"])
-        assert self._dim is not None
-        return self._dim
-
-    def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         def parse(body: dict[str, Any]) -> list[list[float]]:
             # The API promises an index per item, not an order.
             items = sorted(body["data"], key=lambda item: item["index"])
-            vectors = [item["embedding"] for item in items]
-            if len(vectors) != len(batch):
-                raise BadReply(f"{len(vectors)} embeddings for {len(batch)} texts")
-            if len({len(v) for v in vectors}) > 1:
-                raise BadReply("embeddings of different lengths in one reply")
-            return vectors
+            return checked_vectors([item["embedding"] for item in items], len(batch))
 
-        return self._conn.post("/embeddings", {"model": self.model, "input": batch}, parse)
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        rows: list[list[float]] = []
-        for start in range(0, len(texts), self.batch_size):
-            rows.extend(self._embed_batch(texts[start : start + self.batch_size]))
-        matrix = unit_rows(rows)
-        self._dim = int(matrix.shape[1])
-        return matrix
+        return self.post("/embeddings", {"model": model, "input": batch}, parse)
 
 
 def _parse_completion(body: dict[str, Any]) -> ChatReply:
@@ -179,17 +139,14 @@ def _schema_name(schema: dict[str, Any]) -> str:
     return name[:64]
 
 
-class OpenAIChat:
+class OpenAIChat(BaseChat):
     """Chat through POST /chat/completions; a schema goes in `response_format`."""
 
     provider = "openai"
 
     def __init__(self, cfg: LLMConfig, *, backoff: Backoff | None = None) -> None:
-        self.model = cfg.model
-        self.temperature = cfg.temperature
-        self._conn = _Connection(cfg, cfg.max_retries, backoff or Backoff())
-        # Bounds requests in flight when callers share this model across threads.
-        self._slots = threading.BoundedSemaphore(max(1, cfg.concurrency))
+        super().__init__(cfg)
+        self._conn = _Connection(cfg, backoff)
         # Set once the server has refused json_schema, so later calls skip the doomed try.
         self.json_object_only = False
 
@@ -240,9 +197,9 @@ class OpenAIChat:
             return self._chat_json_object(messages, schema)
 
 
-def create_embedder(cfg: EmbeddingConfig, *, backoff: Backoff | None = None) -> OpenAIEmbedder:
+def create_embedder(cfg: EmbeddingConfig, *, backoff: Backoff | None = None) -> RemoteEmbedder:
     """The registry's entry point for OpenAI-compatible embeddings."""
-    return OpenAIEmbedder(cfg, backoff=backoff)
+    return RemoteEmbedder("openai", cfg, _Connection(cfg, backoff).embed)
 
 
 def create_chat(cfg: LLMConfig, *, backoff: Backoff | None = None) -> OpenAIChat:

@@ -1,6 +1,7 @@
-"""One retry loop for every model provider, and the translation of failures into memcli errors.
+"""One retry policy for every model provider (tenacity), and the translation of failures into
+memcli errors.
 
-Provider code runs a single attempt inside `with_retries`. An attempt either returns, or fails
+Provider code runs a single attempt inside `Retries.run`. An attempt either returns, or fails
 with a network error from httpx (the ollama client lets those through too), a `BadStatus` for an
 HTTP error answer, or a `BadReply` for a 200 whose body cannot be read. Transient failures are
 retried with backoff; whatever is left becomes a `ProviderUnreachable` naming the server and a fix.
@@ -15,18 +16,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
+import tenacity
 
 from memcli.errors import ProviderUnreachable
+from memcli.text import hide_userinfo
 
 T = TypeVar("T")
 
-DEFAULT_MAX_RETRIES = 3
-
 _ERRNO_PREFIX = re.compile(r"^\[Errno -?\d+\]\s*")
-_USERINFO = re.compile(r"(//)[^/@\s]+@")
 
 
 class BadStatus(Exception):
@@ -41,6 +41,9 @@ class BadStatus(Exception):
 
 class BadReply(Exception):
     """The server answered 200 with a body that is not the reply it should be."""
+
+    NOT_JSON = "the body is not JSON"
+    WRONG_SHAPE = "the body is not the expected JSON reply"
 
 
 @dataclass(frozen=True)
@@ -96,11 +99,6 @@ def parse_retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
     return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
-
-
-def hide_userinfo(url: str) -> str:
-    """The URL with any user:password@ part masked, fit for an error message."""
-    return _USERINFO.sub(r"\1***@", url)
 
 
 @dataclass(frozen=True)
@@ -183,19 +181,61 @@ def describe(exc: BaseException, timeout: float) -> Failure:
 _CAUGHT = (BadStatus, BadReply, httpx.HTTPError, httpx.InvalidURL, ConnectionError)
 
 
-def with_retries(
-    attempt: Callable[[], T], *, endpoint: Endpoint, max_retries: int, backoff: Backoff
-) -> T:
-    """Run `attempt`, retrying transient failures; raise ProviderUnreachable when out of luck."""
-    tries = 0
-    while True:
-        tries += 1
+class _Failed(Exception):
+    """An attempt's exception reduced to a Failure (the client exception is dropped: its
+    request object carries the headers, API key included)."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.reason)
+        self.failure = failure
+
+
+def _retry_wait(backoff: Backoff) -> Callable[[tenacity.RetryCallState], float]:
+    def wait(state: tenacity.RetryCallState) -> float:
+        failed = state.outcome.exception() if state.outcome else None
+        retry_after = failed.failure.retry_after if isinstance(failed, _Failed) else None
+        return backoff.delay(state.attempt_number, retry_after)
+
+    return wait
+
+
+@dataclass(frozen=True)
+class Retries:
+    """How one server is called: which it is, and how often and how patiently to retry."""
+
+    endpoint: Endpoint
+    max_retries: int
+    backoff: Backoff = field(default_factory=Backoff)
+
+    def run(self, attempt: Callable[[], T]) -> T:
+        """Run `attempt`, retrying transient failures; ProviderUnreachable when out of luck."""
+
+        def once() -> T:
+            try:
+                return attempt()
+            except _CAUGHT as exc:
+                raise _Failed(describe(exc, self.endpoint.timeout)) from None
+
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception(
+                lambda exc: isinstance(exc, _Failed) and exc.failure.retryable
+            ),
+            stop=tenacity.stop_after_attempt(self.max_retries + 1),
+            wait=_retry_wait(self.backoff),
+            sleep=self.backoff.sleep,
+            reraise=True,
+        )
         try:
-            return attempt()
-        except _CAUGHT as exc:
-            failure = describe(exc, endpoint.timeout)
-        # Raised outside the except block so no client exception (whose request object
-        # carries the headers, API key included) stays attached as context.
-        if not failure.retryable or tries > max_retries:
-            raise endpoint.error(failure, tries)
-        backoff.sleep(backoff.delay(tries, failure.retry_after))
+            return retrying(once)
+        except _Failed as failed:
+            failure = failed.failure
+        raise self.endpoint.error(failure, retrying.statistics["attempt_number"])
+
+
+def checked_vectors(vectors: list[Any], texts: int) -> list[Any]:
+    """The vectors of an embedding reply; BadReply when their number or lengths are off."""
+    if len(vectors) != texts:
+        raise BadReply(f"{len(vectors)} embeddings for {texts} texts")
+    if len({len(v) for v in vectors}) > 1:
+        raise BadReply("embeddings of different lengths in one reply")
+    return vectors

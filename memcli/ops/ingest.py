@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from memcli.errors import InvalidInput
+from memcli.llm.embedder import embed_all
 from memcli.models import BadRecord, Edge, Episode, IngestReport, embedding_text
 from memcli.progress import NoProgress, Progress
 from memcli.timeexpr import time_refs
@@ -18,8 +19,6 @@ from memcli.timeexpr import time_refs
 if TYPE_CHECKING:
     from memcli.ops import Memory
     from memcli.readers import Source
-
-EMBED_CHUNK = 256  # texts per progress step; the embedder batches further inside
 
 
 @dataclass
@@ -74,17 +73,26 @@ def _embed_new(mem: Memory, plans: list[_Plan], progress: Progress) -> tuple[lis
         for p in plans
         for i in p.new_index
     ]
-    if mem.embedder is None or not texts:
+    embedder = mem.embedder
+    if embedder is None or not texts:
         return [None] * len(texts), 0.0
     progress.start("embedding turns", len(texts))
     started = time.perf_counter()
-    vectors: list[Any] = []
-    for start in range(0, len(texts), EMBED_CHUNK):
-        batch = texts[start : start + EMBED_CHUNK]
-        vectors.extend(mem.embed(batch))
-        progress.advance(len(batch))
+    vectors = embed_all(embedder, texts, progress.advance)
     progress.finish()
     return vectors, time.perf_counter() - started
+
+
+def _episode_props(ep: Episode) -> dict[str, Any]:
+    """An episode's props, with the raw timestamp when it was rewritten and the relative
+    time expressions it resolves ("yesterday" -> the date it meant)."""
+    props = dict(ep.props)
+    if ep.timestamp_raw and ep.timestamp_raw != ep.timestamp:
+        props["timestamp_raw"] = ep.timestamp_raw
+    refs = time_refs(ep.text, ep.timestamp)
+    if refs:
+        props["time_refs"] = refs
+    return props
 
 
 def _insert_episodes(
@@ -105,12 +113,6 @@ def _insert_episodes(
             tails[session] = store.session_tail(space, session)
         tail = tails[session]
         seq = tail[1] + 1 if tail else 0
-        props = dict(ep.props)
-        if ep.timestamp_raw and ep.timestamp_raw != ep.timestamp:
-            props["timestamp_raw"] = ep.timestamp_raw
-        refs = time_refs(ep.text, ep.timestamp)  # "yesterday" -> the date it meant
-        if refs:
-            props["time_refs"] = refs
         node_id = store.insert_node(
             space,
             "episode",
@@ -121,7 +123,7 @@ def _insert_episodes(
             timestamp=ep.timestamp,
             ref=ep.ref,
             key=key,
-            props=props,
+            props=_episode_props(ep),
         )
         if tail:
             edges.append(Edge(tail[0], node_id, "NEXT"))

@@ -5,13 +5,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from memcli.llm.embedder import embed_all
 from memcli.models import embedding_text
 from memcli.progress import NoProgress, Progress
 
 if TYPE_CHECKING:
     from memcli.ops import Memory
-
-CHUNK = 256
 
 
 def reindex(mem: Memory, progress: Progress | None = None) -> dict[str, Any]:
@@ -24,10 +23,8 @@ def reindex(mem: Memory, progress: Progress | None = None) -> dict[str, Any]:
     vectors: list[Any] = []
     if embedder is not None and rows:
         progress.start("re-embedding", len(rows))
-        for start in range(0, len(rows), CHUNK):
-            part = rows[start : start + CHUNK]
-            vectors.extend(embedder.embed([embedding_text(r[3], r[4]) for r in part]))
-            progress.advance(len(part))
+        texts = [embedding_text(r[3], r[4]) for r in rows]
+        vectors = embed_all(embedder, texts, progress.advance)
         progress.finish()
     with store.transaction():
         store.drop_vectors()

@@ -7,13 +7,12 @@ module name in STRATEGY_MODULES (modules are imported on first use).
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memcli.errors import ConfigError
+from memcli.errors import ConfigError, did_you_mean
 from memcli.models import Hit
 
 if TYPE_CHECKING:
@@ -57,10 +56,8 @@ def get_retriever(name: str) -> Retriever:
     """The strategy registered under `name`, or a ConfigError listing the choices."""
     _load_all()
     if name not in _REGISTRY:
-        close = difflib.get_close_matches(name, list(_REGISTRY), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ConfigError(
-            f"unknown retrieval strategy {name!r}{hint}",
+            f"unknown retrieval strategy {name!r}{did_you_mean(name, _REGISTRY)}",
             fix=f"choose one of: {', '.join(sorted(_REGISTRY))}",
         )
     return _REGISTRY[name]
