@@ -19,18 +19,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pydantic
 
+from memcli.consolidate.concept_index import ConceptIndex
+from memcli.consolidate.phrases import Corpus, name_tokens
 from memcli.llm.cached import CachedChat, Usage
+from memcli.llm.embedder import embed_all
 from memcli.models import Node
 from memcli.progress import NoProgress, Progress
 from memcli.prompting import render
 from memcli.store.work import RUN_COUNTERS
+from memcli.timeexpr import resolve_relative
 
 if TYPE_CHECKING:
-    from memcli.config import ConsolidationConfig
-    from memcli.consolidate.concepts import ConceptIndex
-    from memcli.consolidate.text import Corpus
-    from memcli.llm import ChatModel
-    from memcli.ops import Memory
+    from memcli.config import Config, ConsolidationConfig
+    from memcli.llm import ChatModel, Embedder
+    from memcli.store import Store
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 T = TypeVar("T")
@@ -40,7 +42,6 @@ STAGES: tuple[str, ...] = ("segment", "summarize", "link", "facts", "concepts", 
 #: Stages that cannot run at all without a chat model.
 LLM_ONLY: frozenset[str] = frozenset({"link", "facts", "reflect"})
 LOCK_NAME = "consolidate"
-EMBED_BATCH = 256  # texts per embedding call
 MAX_REASKS = 2
 
 # The counters a stage reports are the columns of its `runs` row.
@@ -122,29 +123,42 @@ class ConsolidateReport:
         return out
 
 
-class Job:
-    """One consolidation run: the memory, settings, chat model, unit limit and shared caches."""
+@dataclass(frozen=True)
+class RunContext:
+    """What a consolidation run is given by its caller: the store and space, the settings,
+    the models, where to report progress, and how to record which embedder wrote vectors.
 
-    def __init__(
-        self,
-        mem: Memory,
-        chat: ChatModel | None,
-        *,
-        flush: bool = False,
-        limit: int | None = None,
-        progress: Progress | None = None,
-    ) -> None:
-        self.mem = mem
-        self.store = mem.store
-        self.space = mem.space
-        self.cfg: ConsolidationConfig = mem.cfg.consolidation
-        self.prompts_dir = mem.cfg.prompts_dir
-        self.concurrency = mem.cfg.llm.concurrency
-        self.chat_model = chat
+    Consolidation sits below the library API (memcli.ops) and never sees its Memory.
+    """
+
+    store: Store
+    space: str
+    config: Config
+    chat: ChatModel | None
+    #: The embedder (None when embeddings are off), loaded on first use: a dry run or a
+    #: run with nothing to embed never loads a model.
+    load_embedder: Callable[[], Embedder | None]
+    #: Notes in the store which embedder its vectors come from, and their length. Called
+    #: inside the transaction that stores vectors.
+    record_embedder: Callable[[int], None]
+    progress: Progress = field(default_factory=NoProgress)
+
+
+class Job:
+    """One consolidation run: its context, settings, unit limit and shared caches."""
+
+    def __init__(self, ctx: RunContext, *, flush: bool = False, limit: int | None = None) -> None:
+        self.ctx = ctx
+        self.store = ctx.store
+        self.space = ctx.space
+        self.cfg: ConsolidationConfig = ctx.config.consolidation
+        self.prompts_dir = ctx.config.prompts_dir
+        self.concurrency = ctx.config.llm.concurrency
+        self.chat_model = ctx.chat
         self.flush = flush
         self.limit = limit
         self.selected: frozenset[str] = frozenset(STAGES)
-        self.progress = progress or NoProgress()
+        self.progress = ctx.progress
         self.stages: dict[str, Stage] = {}
         self.summary_attempted: set[int] = set()  # segments whose LLM summary ran this run
         self._vectors: dict[str, Any] = {}  # text -> embedding, made by `prefetch`
@@ -174,16 +188,12 @@ class Job:
     @property
     def names(self) -> frozenset[str]:
         """Words of the space's speaker names (never concepts or key phrases)."""
-        from memcli.consolidate.text import name_tokens
-
         return name_tokens({e.speaker for e in self.episodes()})
 
     @property
     def corpus(self) -> Corpus:
         """Phrase document frequencies over the space's episodes (built on first use)."""
         if self._corpus is None:
-            from memcli.consolidate.text import Corpus
-
             eps = self.episodes()
             self._corpus = Corpus.build(((e.id, e.text) for e in eps), self.names)
         return self._corpus
@@ -192,8 +202,6 @@ class Job:
     def concepts(self) -> ConceptIndex:
         """The space's concepts by canonical label and alias (read on first use)."""
         if self._concepts is None:
-            from memcli.consolidate.concepts import ConceptIndex
-
             self._concepts = ConceptIndex(self.store, self.space, self.names)
         return self._concepts
 
@@ -203,16 +211,15 @@ class Job:
         Embedding is deterministic, so a vector made now is the one the unit would make;
         small calls cost far more per text than large ones.
         """
-        if self.mem.embedder is None:
+        embedder = self.ctx.load_embedder()
+        if embedder is None:
             return
         missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-        for start in range(0, len(missing), EMBED_BATCH):
-            batch = missing[start : start + EMBED_BATCH]
-            self._vectors.update(zip(batch, self.mem.embed(batch), strict=True))
+        self._vectors.update(zip(missing, embed_all(embedder, missing), strict=True))
 
     def embed(self, texts: Sequence[str]) -> list[Any] | None:
         """Vectors for texts (None when embeddings are off). Call outside transactions."""
-        if self.mem.embedder is None:
+        if self.ctx.load_embedder() is None:
             return None
         self.prefetch(texts)
         return [self._vectors[t] for t in texts]
@@ -224,7 +231,7 @@ class Job:
             return
         dim = len(rows[0][3])
         self.store.ensure_vectors(dim)
-        self.mem.record_embedder(dim)
+        self.ctx.record_embedder(dim)
         self.store.put_vectors(rows)
 
 
@@ -300,11 +307,6 @@ def parallel(fn: Callable[[Any], T], items: Sequence[Any], workers: int) -> list
         return list(pool.map(fn, items))
 
 
-def id_map(nodes: Iterable[Node]) -> dict[str, int]:
-    """Public id (ep12) -> row id, for checking the ids a model sends back."""
-    return {n.node_id: n.id for n in nodes}
-
-
 def day_of(node: Node) -> str:
     """A node's date as YYYY-MM-DD (with the time when there is one), or 'undated'."""
     if not node.timestamp:
@@ -315,8 +317,6 @@ def day_of(node: Node) -> str:
 
 def turn_line(node: Node, date_hints: bool = False) -> str:
     """One turn as prompts show it: id, date, speaker and text (plus resolved dates)."""
-    from memcli.consolidate.dates import resolve_relative
-
     speaker = f"{node.speaker}: " if node.speaker else ""
     line = f"[{node.node_id}] ({day_of(node)}) {speaker}{node.text}"
     if date_hints:

@@ -1,8 +1,6 @@
-"""Concept nodes: canonical labels, keyword concepts without an LLM, and merging twins.
+"""The `concepts` stage: keyword concepts without an LLM, and merging twins.
 
-Every label goes through `normalize.canonical_label` before it is looked up or stored, so
-plural/singular and spelling twins share one node from the start; labels that are generic
-words or person names are refused. The `concepts` stage then
+Labels are canonical (see `concept_index`). The stage
 - without an LLM, gives each new segment its best specific key phrases as concepts
   (document frequency between 2 and `concept_max_df_share` of the turns, so none becomes a
   hub) and links every consolidated turn that mentions a concept (HAS_CONCEPT);
@@ -15,76 +13,21 @@ words or person names are refused. The `concepts` stage then
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memcli.consolidate.common import Stage
-from memcli.consolidate.normalize import canonical_tokens, near_duplicate
-from memcli.consolidate.text import is_generic, key_phrases, phrases
+from memcli.consolidate.concept_index import concept_ids, prepare_labels
+from memcli.consolidate.normalize import near_duplicate
+from memcli.consolidate.phrases import key_phrases, phrases
 from memcli.models import Edge, Node
 
 if TYPE_CHECKING:
     from memcli.consolidate.common import Job
     from memcli.store import Store
 
-MAX_LABEL_WORDS = 5
 MIN_DF_CAP = 10.0
 MIN_SESSIONS = 2  # a keyword concept must connect at least two sessions
 EXTRA_CANDIDATES = 3  # key phrases looked at beyond concepts_per_segment
-
-
-class ConceptIndex:
-    """The space's concepts by canonical label and by alias."""
-
-    def __init__(self, store: Store, space: str, names: frozenset[str]) -> None:
-        self.names = names
-        self.by_label: dict[str, int] = {}
-        for node in store.iter_nodes(space, "concept"):
-            self.by_label[node.text] = node.id
-            for alias in node.props.get("aliases", []):
-                self.by_label.setdefault(alias, node.id)
-
-    def label(self, raw: str) -> str | None:
-        """The canonical label for a proposed one, or None when it is unusable."""
-        tokens = [t for t in canonical_tokens(raw) if t not in self.names]
-        if not tokens or len(tokens) > MAX_LABEL_WORDS or all(t.isdigit() for t in tokens):
-            return None
-        if is_generic(tuple(tokens)):
-            return None
-        return "_".join(tokens)
-
-    def lookup(self, label: str) -> int | None:
-        """The concept stored under a canonical label or alias."""
-        return self.by_label.get(label)
-
-    def create(self, job: Job, label: str, source: str, vector: Any) -> int:
-        """Insert a concept node (call inside a transaction) and index it."""
-        cid = job.store.insert_node(
-            job.space, "concept", label, key=label, props={"source": source, "aliases": []}
-        )
-        job.save_vectors([(cid, "concept", vector)])
-        self.by_label[label] = cid
-        return cid
-
-
-def concept_ids(stage: Stage, labels: Sequence[str], source: str) -> dict[str, int]:
-    """Ids for canonical labels, creating the missing concepts (call inside a transaction,
-    after `prepare_labels` embedded the new ones)."""
-    job = stage.job
-    index = job.concepts
-    out: dict[str, int] = {}
-    for label in labels:
-        found = index.lookup(label)
-        if found is None:
-            vectors = job.embed([label])
-            found = index.create(job, label, source, vectors[0] if vectors else None)
-            stage.report.nodes += 1
-        out[label] = found
-    return out
-
-
-def prepare_labels(job: Job, labels: Sequence[str]) -> None:
-    """Embed the labels that have no concept yet (before the unit's transaction)."""
-    job.prefetch(sorted({lb for lb in labels if job.concepts.lookup(lb) is None}))
 
 
 def _segment_members(job: Job, segment_ids: Sequence[int]) -> dict[int, list[Node]]:

@@ -19,11 +19,12 @@ from typing import Any
 
 from memcli.consolidate.buffer import session_order, turn_tokens
 from memcli.consolidate.common import Stage, mean_vector, similar, turn_line
-from memcli.consolidate.concepts import concept_ids, prepare_labels
-from memcli.consolidate.dates import date_timestamp, normalize_fact_date
+from memcli.consolidate.concept_index import concept_ids, prepare_labels
 from memcli.consolidate.schemas import FactsReply
+from memcli.dates import first_day, partial_date
 from memcli.models import Edge, Node
 from memcli.prompting import data_block
+from memcli.text import one_line
 
 MAX_CONCEPTS_SHOWN = 30
 
@@ -46,7 +47,7 @@ class _Plan:
 
 def fact_key(text: str) -> str:
     """Content identity of a claim: the same words (case, spacing, final stop aside)."""
-    norm = " ".join(text.lower().split()).rstrip(".! ")
+    norm = one_line(text.lower()).rstrip(".! ")
     return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:32]
 
 
@@ -98,12 +99,12 @@ def _plan(stage: Stage, reply: FactsReply, allowed: dict[str, int]) -> _Plan:
     plan = _Plan()
     for item in reply.facts:
         sources = stage.known_ids(item.sources, allowed)
-        text = " ".join(item.text.split())
+        text = one_line(item.text)
         if not sources or not text:
             stage.count("unsupported_facts", 1)
             continue
         labels = [lb for lb in (index.label(c) for c in item.concepts) if lb]
-        date = normalize_fact_date(item.date)
+        date = partial_date(item.date)
         plan.facts.append(_Fact(text, fact_key(text), item.belief, sources, labels, date))
     for concept in reply.concepts:
         label = index.label(concept.label)
@@ -117,7 +118,7 @@ def _plan(stage: Stage, reply: FactsReply, allowed: dict[str, int]) -> _Plan:
 def _insert_fact(stage: Stage, fact: _Fact, sources: dict[int, Node], vec: Any) -> int:
     job = stage.job
     first = sources.get(fact.sources[0])
-    timestamp = date_timestamp(fact.date) if fact.date else (first.timestamp if first else None)
+    timestamp = first_day(fact.date) if fact.date else (first.timestamp if first else None)
     props = {"valid_from": fact.date} if fact.date else {}
     fid = job.store.insert_node(
         job.space, "fact", fact.text, session=first.session if first else None,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from memcli.consolidate.buffer import pending_buffers
 from memcli.consolidate.common import (
@@ -22,29 +21,28 @@ from memcli.consolidate.common import (
     STAGES,
     ConsolidateReport,
     Job,
+    RunContext,
     Stage,
     StageReport,
 )
 from memcli.errors import UsageError
 
-if TYPE_CHECKING:
-    from memcli.llm import ChatModel
-    from memcli.ops import Memory
-    from memcli.progress import Progress
-
 NO_LLM_REASON = "needs an LLM (--no-llm, or llm.provider none)"
 
 
-def selected_stages(stages: Sequence[str] | None) -> list[str]:
-    """The requested stages in pipeline order; unknown names are a usage error."""
-    if not stages:
-        return list(STAGES)
-    names = {s.strip() for item in stages for s in item.split(",") if s.strip()}
-    unknown = sorted(names - set(STAGES))
-    if unknown:
-        raise UsageError(
-            f"unknown stage {', '.join(map(repr, unknown))}; choose from {', '.join(STAGES)}"
-        )
+def selected_stages(stages: Sequence[str] | None, limit: int | None = None) -> list[str]:
+    """The requested stages in pipeline order; unknown names, and a `limit` below 1, are
+    usage errors."""
+    names = set(STAGES)
+    if stages:
+        names = {s.strip() for item in stages for s in item.split(",") if s.strip()}
+        unknown = sorted(names - set(STAGES))
+        if unknown:
+            raise UsageError(
+                f"unknown stage {', '.join(map(repr, unknown))}; choose from {', '.join(STAGES)}"
+            )
+    if limit is not None and limit < 1:
+        raise UsageError("--limit must be at least 1")
     return [s for s in STAGES if s in names]
 
 
@@ -122,35 +120,30 @@ def dry_run(job: Job, names: Sequence[str]) -> ConsolidateReport:
 
 
 def consolidate(
-    mem: Memory,
-    chat: ChatModel | None,
+    ctx: RunContext,
+    names: Sequence[str],
     *,
     flush: bool = False,
-    stages: Sequence[str] | None = None,
     limit: int | None = None,
     dry_run_only: bool = False,
-    progress: Progress | None = None,
 ) -> ConsolidateReport:
-    """Run (or, dry, describe) the selected stages under the consolidation lock."""
+    """Run (or, dry, describe) the stages `names` (see `selected_stages`) under the
+    consolidation lock."""
     started = time.perf_counter()
-    names = selected_stages(stages)
-    if limit is not None and limit < 1:
-        raise UsageError("--limit must be at least 1")
-    mem.check_embedder()
-    job = Job(mem, chat, flush=flush, limit=limit, progress=progress)
+    job = Job(ctx, flush=flush, limit=limit)
     if dry_run_only:
         report = dry_run(job, names)
     else:
-        holder = mem.store.try_lock(LOCK_NAME)
+        holder = ctx.store.try_lock(LOCK_NAME)
         if holder is not None:
             return ConsolidateReport(
                 locked=True, holder=holder, seconds=time.perf_counter() - started
             )
         try:
-            mem.store.runs_interrupted(mem.space)
+            ctx.store.runs_interrupted(ctx.space)
             report = ConsolidateReport(stages=run_stages(job, names))
         finally:
-            mem.store.unlock(LOCK_NAME)
-    report.no_llm = chat is None
+            ctx.store.unlock(LOCK_NAME)
+    report.no_llm = ctx.chat is None
     report.seconds = time.perf_counter() - started
     return report

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memcli.consolidate.common import STAGES, ConsolidateReport, StageReport
-from memcli.progress import Progress
+from memcli.consolidate.common import STAGES, ConsolidateReport, RunContext, StageReport
+from memcli.progress import NoProgress, Progress
 
 if TYPE_CHECKING:
     from memcli.ops import Memory
@@ -41,14 +41,18 @@ def consolidate(
     `locked=True` and writes nothing.
     """
     from memcli.consolidate.runner import consolidate as run
+    from memcli.consolidate.runner import selected_stages
 
     chat = None if no_llm else mem.chat
-    return run(
-        mem,
-        chat,
-        flush=flush,
-        stages=stages,
-        limit=limit,
-        dry_run_only=dry_run,
-        progress=progress,
+    names = selected_stages(stages, limit)
+    mem.check_embedder()
+    ctx = RunContext(
+        store=mem.store,
+        space=mem.space,
+        config=mem.cfg,
+        chat=chat,
+        load_embedder=mem.load_embedder,
+        record_embedder=mem.record_embedder,
+        progress=progress or NoProgress(),
     )
+    return run(ctx, names, flush=flush, limit=limit, dry_run_only=dry_run)

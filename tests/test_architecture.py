@@ -1,0 +1,165 @@
+"""The import graph of memcli has no cycle: between packages, and between modules.
+
+Imports are read from the source with `ast`, at module level and inside functions alike
+(a lazy import is still a dependency). Two graphs are checked:
+- packages (memcli.ops, memcli.consolidate, memcli.text, ...), with every import, those
+  under `if TYPE_CHECKING:` included: a layer must not even name a layer above it;
+- modules, with the imports that run: here imports under `if TYPE_CHECKING:` are left
+  out, because a module may name a type of the module that uses it (a stage's `Job`,
+  the `Memory` of memcli.ops) without importing it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import memcli
+
+PACKAGE = Path(memcli.__file__).parent
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES: dict[str, Path] = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _type_checking_nodes(tree: ast.Module) -> set[int]:
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            inside.update(id(child) for child in ast.walk(node))
+    return inside
+
+
+def _known(name: str) -> str | None:
+    """The memcli module a dotted name lives in (its longest prefix that is a module)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imported(module: str, node: ast.AST) -> Iterator[str]:
+    """The memcli modules one import statement imports."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:  # relative: from the importing module's package, `level - 1` up
+            is_package = MODULES[module].name == "__init__.py"
+            package = module if is_package else module.rpartition(".")[0]
+            for _ in range(node.level - 1):
+                package = package.rpartition(".")[0]
+            base = f"{package}.{base}" if base else package
+        # `from memcli import dates` imports the module memcli.dates.
+        names = [f"{base}.{alias.name}" for alias in node.names]
+    else:
+        return
+    for name in names:
+        if name == "memcli" or name.startswith("memcli."):
+            found = _known(name)
+            if found is not None and found != module:
+                yield found
+
+
+def import_graph(*, type_checking: bool) -> dict[str, set[str]]:
+    """Module -> the memcli modules it imports."""
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = set() if type_checking else _type_checking_nodes(tree)
+        graph[module] = {
+            target
+            for node in ast.walk(tree)
+            if id(node) not in skip
+            for target in _imported(module, node)
+        }
+    return graph
+
+
+def package_of(module: str) -> str:
+    """memcli.consolidate.facts -> memcli.consolidate; memcli.text -> memcli.text."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module, targets in import_graph(type_checking=True).items():
+        edges = graph.setdefault(package_of(module), set())
+        edges.update(package_of(t) for t in targets if package_of(t) != package_of(module))
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one member (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_cycle_between_packages() -> None:
+    assert cycles(package_graph()) == []
+
+
+def test_no_cycle_between_modules() -> None:
+    assert cycles(import_graph(type_checking=False)) == []
+
+
+def test_the_graph_reader_sees_imports_everywhere() -> None:
+    graph = import_graph(type_checking=True)
+    runtime = import_graph(type_checking=False)
+    # function-level (memcli.ops.Memory.consolidate imports memcli.ops.consolidate lazily)
+    assert "memcli.ops.consolidate" in runtime["memcli.ops"]
+    # `from memcli import dates` is an import of memcli.dates, not of the package
+    assert "memcli.dates" in runtime["memcli.readers.jsonl"]
+    # type-only imports are in one graph and not the other
+    assert "memcli.ops" in graph["memcli.ops.ingest"]
+    assert "memcli.ops" not in runtime["memcli.ops.ingest"]
+
+
+@pytest.mark.parametrize(
+    ("graph", "expected"),
+    [
+        ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+        ({"a": {"b"}, "b": {"a"}}, [["a", "b"]]),
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+    ],
+)
+def test_cycles_are_found(graph: dict[str, set[str]], expected: list[list[str]]) -> None:
+    assert cycles(graph) == expected
