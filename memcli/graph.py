@@ -115,13 +115,24 @@ def walk(
     normalisation; the sink is what actually limits the mass passing through a hub.
     """
     import igraph
-    import numpy as np
 
-    n = len(graph)
-    view = igraph.Graph(n=n + 1, edges=graph.pairs, directed=False)
+    view = igraph.Graph(n=len(graph) + 1, edges=graph.pairs, directed=False)
     # igraph stores an undirected edge as (lower, higher) vertex; "mutual" adds the edges
     # lower->higher first, then all of them reversed, in edge order.
     view.to_directed(mode="mutual")
+    lower, higher, weights = _both_ways(graph, type_weights, into)
+    if hub_threshold > 0 and len(weights):
+        weights = _add_hub_sink(view, graph, lower, higher, weights, hub_threshold)
+    return view, weights.tolist()
+
+
+def _both_ways(
+    graph: LocalGraph, type_weights: Mapping[str, float], into: Mapping[int, float] | None
+) -> tuple[Any, Any, Any]:
+    """(lower vertex, higher vertex, weights): the weights of every edge lower->higher,
+    then of every edge higher->lower, in edge order (as igraph's "mutual" lays them out)."""
+    import numpy as np
+
     count = len(graph.pairs)
     first = np.fromiter(map(itemgetter(0), graph.pairs), dtype=np.int64, count=count)
     second = np.fromiter(map(itemgetter(1), graph.pairs), dtype=np.int64, count=count)
@@ -132,19 +143,27 @@ def walk(
     base = np.fromiter(map(per_type.__getitem__, types), float, len(types)) * stored.clip(0)
     up, down = base, base
     if into is not None:
-        factor = np.zeros(n + 1)
+        factor = np.zeros(len(graph) + 1)
         for node, value in into.items():
             if node in graph.index:
                 factor[graph.index[node]] = value
         up, down = base * factor[higher], base * factor[lower]
-    weights = np.concatenate([up, down])
-    if hub_threshold > 0 and len(weights):
-        degree = np.fromiter(map(graph.degree.__getitem__, graph.nodes), dtype=float, count=n)
-        out_total = np.bincount(np.concatenate([lower, higher]), weights=weights, minlength=n)
-        hubs = np.nonzero((degree > hub_threshold) & (out_total > 0))[0]
-        view.add_edges([(int(h), n) for h in hubs])
-        weights = np.concatenate([weights, out_total[hubs] * (degree[hubs] / hub_threshold - 1)])
-    return view, weights.tolist()
+    return lower, higher, np.concatenate([up, down])
+
+
+def _add_hub_sink(
+    view: Any, graph: LocalGraph, lower: Any, higher: Any, weights: Any, hub_threshold: int
+) -> Any:
+    """Give each hub an edge to the sink vertex carrying the share of its mass it must not
+    pass on; the weights with those edges' appended."""
+    import numpy as np
+
+    n = len(graph)
+    degree = np.fromiter(map(graph.degree.__getitem__, graph.nodes), dtype=float, count=n)
+    out_total = np.bincount(np.concatenate([lower, higher]), weights=weights, minlength=n)
+    hubs = np.nonzero((degree > hub_threshold) & (out_total > 0))[0]
+    view.add_edges([(int(h), n) for h in hubs])
+    return np.concatenate([weights, out_total[hubs] * (degree[hubs] / hub_threshold - 1)])
 
 
 def personalized_pagerank(

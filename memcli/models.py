@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 #: Node kinds and the short prefix of their public ids (``ep12``, ``fa3`` ...).
@@ -140,15 +140,8 @@ class IngestReport:
     embed_seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "files": self.files,
-            "new": self.new,
-            "skipped": self.skipped,
-            "invalid": self.invalid,
-            "sessions": self.sessions,
-            "seconds": round(self.seconds, 3),
-            "embed_seconds": round(self.embed_seconds, 3),
-        }
+        rounded = {"seconds": round(self.seconds, 3), "embed_seconds": round(self.embed_seconds, 3)}
+        return {**asdict(self), **rounded}
 
 
 @dataclass
@@ -197,15 +190,4 @@ class PruneReport:
         return sum(self.removed.values())
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "dry_run": self.dry_run,
-            "removed": self.removed,
-            "edges": self.edges,
-            "sources": self.sources,
-            "kept_shared": self.kept_shared,
-            "cache_entries": self.cache_entries,
-            "examples": self.examples,
-            "vacuumed": self.vacuumed,
-            "bytes_before": self.bytes_before,
-            "bytes_after": self.bytes_after,
-        }
+        return asdict(self)

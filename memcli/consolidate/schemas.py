@@ -10,8 +10,6 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-RELATION_LABELS = ("support", "contradict", "coreference", "causal", "semantic", "unrelated")
-
 
 class Boundaries(BaseModel):
     """prompts/boundaries.md: where new topics start in a numbered run of turns."""

@@ -9,12 +9,16 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli.config import Config
 from memcli.errors import InvalidInput, NotFound
 from memcli.eval import answers, metrics
 from memcli.progress import NoProgress, Progress
+from memcli.text import word_count
+
+if TYPE_CHECKING:
+    from memcli.ops import Memory
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -96,7 +100,7 @@ def _score(
         "recall": {str(k): metrics.recall_at(ranked, qa["gold"], k) for k in ks},
         "session_recall@10": metrics.session_recall_at(ranked, qa["gold"], 10),
         "covered": metrics.covers(answer.context, qa["answer"]),
-        "context_words": len(answer.context.split()),
+        "context_words": word_count(answer.context),
         "latency_s": latency,
     }
     return row, answer.context
@@ -176,6 +180,25 @@ def summarize(rows: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
     return out
 
 
+def _score_sample(
+    mem: Memory,
+    index: int,
+    sample: dict[str, Any],
+    shared: dict[str, Any],
+    strategies: Sequence[str],
+    ks: Sequence[int],
+    progress: Progress,
+) -> tuple[tuple[str, str | None], dict[str, list[dict[str, Any]]]]:
+    """((embedder, chat model), rows per strategy) for one conversation's store; the models
+    are made once and kept in `shared` for the next conversations."""
+    shared.setdefault("embedder", mem.load_embedder())  # load the model once
+    chat = shared.setdefault("chat", mem.chat)  # one client for every conversation
+    identity = (mem.embedder_identity(), None if chat is None else f"{chat.provider}:{chat.model}")
+    conv_id = sample.get("sample_id") or f"conv{index}"
+    done = _run_sample(mem, conv_id, sample, strategies, ks, progress, chat is not None)
+    return identity, done
+
+
 def run_locomo(
     path: str,
     cfg: Config,
@@ -197,21 +220,16 @@ def run_locomo(
     rows: dict[str, list[dict[str, Any]]] = {s: [] for s in strategies}
     total = sum(len(questions(s)) for s in samples) * len(strategies)
     started = time.perf_counter()
-    identity = "none"
-    chat_identity: str | None = None
+    identity: tuple[str, str | None] = ("none", None)  # (embedder, chat model)
     progress.start("LoCoMo questions", total)
     try:
         for index, sample in enumerate(samples):
-            conv_id = sample.get("sample_id") or f"conv{index}"
             with tempfile.TemporaryDirectory(prefix="memcli-eval-") as tmp:
                 mem = _memory_for(sample, cfg, Path(tmp), shared, consolidate)
-                shared.setdefault("embedder", mem.load_embedder())  # load the model once
-                chat = shared.setdefault("chat", mem.chat)  # one client for every conversation
-                identity = mem.embedder_identity()
-                chat_identity = None if chat is None else f"{chat.provider}:{chat.model}"
-                answering = chat is not None
                 try:
-                    done = _run_sample(mem, conv_id, sample, strategies, ks, progress, answering)
+                    identity, done = _score_sample(
+                        mem, index, sample, shared, strategies, ks, progress
+                    )
                 finally:
                     mem.close()
                 for strategy in strategies:
@@ -221,9 +239,9 @@ def run_locomo(
     return {
         "file": path,
         "ks": list(ks),
-        "embedding": identity,
+        "embedding": identity[0],
         "consolidated": consolidate,
-        "answers": _answers_info(chat_identity, rows),
+        "answers": _answers_info(identity[1], rows),
         "seconds": round(time.perf_counter() - started, 2),
         "results": {s: summarize(rows[s], ks) for s in strategies},
         "questions": rows,

@@ -72,17 +72,6 @@ class Similarity:
         return w * lex + (1.0 - w) * (cosine or 0.0)
 
 
-def fused(
-    ctx: SearchContext, query: str, pool: int, kinds: Sequence[str] | None = None
-) -> Similarity:
-    """w·BM25/max(BM25) + (1-w)·cosine over the union of both candidate lists.
-
-    Cosine is looked up from stored vectors for candidates only full-text found, so every
-    node is scored on both signals. Without an embedder this is normalised BM25 alone.
-    """
-    return fused_groups(ctx, query, [(kinds, pool)])
-
-
 def _best_per_group(
     rows: dict[int, float], kinds: dict[int, str], groups: Sequence[tuple[Any, int]]
 ) -> set[int]:
@@ -97,7 +86,11 @@ def _best_per_group(
 def fused_groups(
     ctx: SearchContext, query: str, groups: Sequence[tuple[Sequence[str] | None, int]]
 ) -> Similarity:
-    """Like `fused`, with its own candidate pool for each group of kinds, on one scale.
+    """w·BM25/max(BM25) + (1-w)·cosine over the union of both candidate lists, with its own
+    candidate pool for each group of kinds, on one scale.
+
+    Cosine is looked up from stored vectors for candidates only full-text found, so every
+    node is scored on both signals. Without an embedder this is normalised BM25 alone.
 
     One full-text query (WIDE times the pools) and one vector query (the pools) over all
     the groups' kinds; each group then takes its best `pool` candidates from each signal.
