@@ -114,11 +114,6 @@ class Memory:
         if dim:
             self.store.set_meta("embedding.dim", str(dim))
 
-    def embed(self, texts: list[str]) -> Any:
-        """Vectors for texts with the configured embedder (None when embeddings are off)."""
-        emb = self.embedder
-        return None if emb is None else emb.embed(texts)
-
     # -- operations (implemented in sibling modules) ----------------------------
 
     def ingest(self, paths: list[str], **kwargs: Any) -> Any:
