@@ -1,4 +1,7 @@
-"""Settings: YAML file -> frozen dataclasses. Precedence: flag > MEMCLI_* env > file > default."""
+"""Settings: YAML file -> frozen dataclasses checked by pydantic.
+
+Precedence: flag > MEMCLI_* env > file > default.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +9,14 @@ import dataclasses
 import difflib
 import os
 import re
-import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass
 
 from memcli.errors import ConfigError, NotFound
 from memcli.models import EDGE_TYPES
@@ -33,149 +38,115 @@ def user_config_path() -> Path:
     return Path(user_config_dir("memcli", appauthor=False)) / "config.yaml"
 
 
-def _check_positive(obj: Any, names: tuple[str, ...], minimum: float = 1) -> None:
-    """Reject numeric settings below `minimum` with the key's name."""
-    section = type(obj).__name__.removesuffix("Config").lower()
-    for name in names:
-        value = getattr(obj, name)
-        if value < minimum:
-            raise ConfigError(f"{section}.{name} must be at least {minimum}, got {value}")
+# Value rules, declared once and checked by pydantic (the messages are ours: see _message).
+Count = Annotated[int, Field(ge=1)]  # at least one
+Amount = Annotated[int, Field(ge=0)]  # zero or more
+Weight = Annotated[float, Field(ge=0)]
+Share = Annotated[float, Field(ge=0, le=1)]
+Seconds = Annotated[float, Field(ge=0.001)]
 
 
-@dataclass(frozen=True)
+def _null_word(value: Any) -> Any:
+    """An environment variable can only say "no value" in words: '', 'null' or 'none'."""
+    return None if isinstance(value, str) and value.lower() in ("", "null", "none") else value
+
+
+MaybeText = Annotated[str | None, BeforeValidator(_null_word)]
+
+# Unknown keys are errors; numbers are accepted where text is expected (model: 7).
+_RULES = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+
+@dataclass(frozen=True, config=_RULES)
 class EmbeddingConfig:
     provider: str = "local"  # local | ollama | openai | none
     model: str = "all-MiniLM-L6-v2"
-    url: str | None = None  # server address; None = the provider's usual one
+    url: MaybeText = None  # server address; None = the provider's usual one
     api_key_env: str = "OPENAI_API_KEY"  # name of the env var holding the key (openai)
-    batch_size: int = 64
-    timeout: float = 60.0
-    max_retries: int = 3
-
-    def __post_init__(self) -> None:
-        _check_positive(self, ("batch_size",))
-        _check_positive(self, ("max_retries",), 0)
-        _check_positive(self, ("timeout",), 0.001)
+    batch_size: Count = 64
+    timeout: Seconds = 60.0
+    max_retries: Amount = 3
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_RULES)
 class LLMConfig:
     provider: str = "none"  # ollama | openai | none
     model: str = ""
-    url: str | None = None
+    url: MaybeText = None
     api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
-    timeout: float = 120.0
-    max_retries: int = 3
-    concurrency: int = 2
-
-    def __post_init__(self) -> None:
-        _check_positive(self, ("concurrency",))
-        _check_positive(self, ("max_retries", "temperature"), 0)
-        _check_positive(self, ("timeout",), 0.001)
+    temperature: Weight = 0.0
+    timeout: Seconds = 120.0
+    max_retries: Amount = 3
+    concurrency: Count = 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_RULES)
 class RetrievalConfig:
     strategy: str = "hybrid"
-    k: int = 10  # hits returned
-    pool: int = 60  # hits ranked for packing the context (at least k)
-    word_budget: int = 1000  # words of packed context
-    candidates: int = 50  # candidates taken from each signal before fusion
-    lexical_weight: float = 0.5  # share of normalised BM25 in the fused similarity
-    max_facts: int = 60
-    max_reflections: int = 20
-    max_episodes: int = 80
+    k: Count = 10  # hits returned
+    pool: Count = 60  # hits ranked for packing the context (at least k)
+    word_budget: Count = 1000  # words of packed context
+    candidates: Count = 50  # candidates taken from each signal before fusion
+    lexical_weight: Share = 0.5  # share of normalised BM25 in the fused similarity
+    max_facts: Amount = 60
+    max_reflections: Amount = 20
+    max_episodes: Amount = 80
     # Graph strategies (hybrid, dwpr, gam): seeds, expansion and Personalized PageRank.
-    seeds: int = 40  # top candidates that seed PageRank, weighted by similarity squared
-    expand_depth: int = 2  # hops from the seeds into the local subgraph
-    max_subgraph: int = 3000  # nodes at most in one query's local subgraph
-    hub_threshold: int = 50  # nodes with more edges pass on only threshold/degree of mass
-    damping: float = 0.85  # probability that the walk follows an edge rather than restart
-    ppr_weight: float = 0.1  # hybrid: similarity + ppr_weight·PageRank, both max-normalised
-    reply_share: float = 0.9  # the turn after a question gets this share of its similarity
-    topic_weight: float = 0.3  # hybrid, gam: a memory gains this × its segment's similarity
-    edge_next: float = 0.8  # PageRank weight per edge type
-    edge_part_of: float = 0.5
-    edge_related: float = 0.5
-    edge_derived_from: float = 0.8
-    edge_derived_from_fact: float = 0.5
-    edge_has_concept: float = 0.8
-    edge_about_concept: float = 0.8
-    edge_mentions: float = 0.5
-    edge_relation: float = 0.5
-    edge_supersedes: float = 0.5
-    dwpr_seeds: int = 10  # dwpr: seeds per aspect (segments, facts/entities, episodes)
-    dwpr_damping: float = 0.5  # dwpr: follow-an-edge probability
-    gam_anchors: int = 5  # gam: topic anchors found by similarity before RELATED expansion
-    beta_time: float = 1.4  # hybrid, gam: boost when a temporal question meets a dated memory
-    beta_role: float = 1.4  # hybrid, gam: boost when the question names the memory's speaker
-    gam_beta_conf: float = 1.2  # gam: boost for a derived memory believed >= gam_min_belief
-    gam_min_belief: float = 0.8
-
-    def __post_init__(self) -> None:
-        _check_positive(self, ("k", "pool", "word_budget", "candidates"))
-        if not 0.0 <= self.lexical_weight <= 1.0:
-            raise ConfigError(
-                f"retrieval.lexical_weight must be in [0, 1], got {self.lexical_weight}"
-            )
-        _check_positive(self, ("max_facts", "max_reflections", "max_episodes"), 0)
-        _check_positive(self, ("seeds", "max_subgraph", "dwpr_seeds"))
-        _check_positive(
-            self, ("expand_depth", "hub_threshold", "ppr_weight", "topic_weight", "gam_anchors"), 0
-        )
-        _check_positive(self, tuple(f"edge_{t.lower()}" for t in EDGE_TYPES), 0)
-        _check_positive(self, ("beta_time", "beta_role", "gam_beta_conf"), 0)
-        for name in ("damping", "dwpr_damping", "gam_min_belief", "reply_share"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                value = getattr(self, name)
-                raise ConfigError(f"retrieval.{name} must be in [0, 1], got {value}")
+    seeds: Count = 40  # top candidates that seed PageRank, weighted by similarity squared
+    expand_depth: Amount = 2  # hops from the seeds into the local subgraph
+    max_subgraph: Count = 3000  # nodes at most in one query's local subgraph
+    hub_threshold: Amount = 50  # nodes with more edges pass on only threshold/degree of mass
+    damping: Share = 0.85  # probability that the walk follows an edge rather than restart
+    ppr_weight: Weight = 0.1  # hybrid: similarity + ppr_weight·PageRank, both max-normalised
+    reply_share: Share = 0.9  # the turn after a question gets this share of its similarity
+    topic_weight: Weight = 0.3  # hybrid, gam: a memory gains this × its segment's similarity
+    # PageRank weight per edge type (the edge's stored weight multiplies it):
+    edge_next: Weight = 0.8  # episode -> the next episode
+    edge_part_of: Weight = 0.5  # episode -> its topic segment
+    edge_related: Weight = 0.5  # segment -> segment judged related
+    edge_derived_from: Weight = 0.8  # fact -> the episodes it came from
+    edge_derived_from_fact: Weight = 0.5  # reflection -> its facts
+    edge_has_concept: Weight = 0.8  # episode or segment -> concept
+    edge_about_concept: Weight = 0.8  # fact -> concept
+    edge_mentions: Weight = 0.5  # episode -> entity
+    edge_relation: Weight = 0.5  # entity -> entity
+    edge_supersedes: Weight = 0.5  # fact -> the older fact it replaces
+    dwpr_seeds: Count = 10  # dwpr: seeds per aspect (segments, facts/entities, episodes)
+    dwpr_damping: Share = 0.5  # dwpr: follow-an-edge probability
+    gam_anchors: Amount = 5  # gam: topic anchors found by similarity before RELATED expansion
+    beta_time: Weight = 1.4  # hybrid, gam: boost when a temporal question meets a dated memory
+    beta_role: Weight = 1.4  # hybrid, gam: boost when the question names the memory's speaker
+    gam_beta_conf: Weight = 1.2  # gam: boost for a derived memory believed >= gam_min_belief
+    gam_min_belief: Share = 0.8
 
     def type_weights(self) -> dict[str, float]:
         """PageRank weight of each edge type, from the edge_* settings."""
         return {t: getattr(self, f"edge_{t.lower()}") for t in EDGE_TYPES}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_RULES)
 class ConsolidationConfig:
-    buffer_tokens: int = 2048  # an open session buffer is segmented once it passes this
-    chunk_tokens: int = 500  # new episodes per fact-extraction prompt
-    segment_min_turns: int = 3  # no topic segment shorter than this (unless a buffer is)
-    boundary_window: int = 3  # turns on each side of a gap compared by the similarity rule
-    boundary_min_depth: float = 0.15  # smallest similarity dip that counts as a topic change
-    summary_words: int = 60  # length of an extractive segment summary
-    keywords: int = 5  # keywords kept per segment
-    link_top_k: int = 5  # similar older segments shown to the topic-link judge
-    link_threshold: float = 0.6  # RELATED edge when the judge's confidence reaches this (τ)
-    similar_context_k: int = 5  # older episodes / facts / reflections given as prompt context
-    reflect_batch: int = 20  # new facts per reflection prompt
-    concepts_per_segment: int = 3  # keyword concepts chosen per segment without an LLM
-    concept_max_df_share: float = 0.05  # a keyword in more episodes than this is too generic
-    concept_merge_threshold: float = 0.9  # cosine above which two concepts are merged
-
-    def __post_init__(self) -> None:
-        _check_positive(
-            self,
-            ("buffer_tokens", "chunk_tokens", "segment_min_turns", "boundary_window"),
-        )
-        _check_positive(self, ("summary_words", "link_top_k", "reflect_batch"))
-        _check_positive(self, ("keywords", "concepts_per_segment", "similar_context_k"), 0)
-        for name in (
-            "boundary_min_depth",
-            "link_threshold",
-            "concept_max_df_share",
-            "concept_merge_threshold",
-        ):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ConfigError(f"consolidation.{name} must be in [0, 1], got {value}")
+    buffer_tokens: Count = 2048  # an open session buffer is segmented once it passes this
+    chunk_tokens: Count = 500  # new episodes per fact-extraction prompt
+    segment_min_turns: Count = 3  # no topic segment shorter than this (unless a buffer is)
+    boundary_window: Count = 3  # turns on each side of a gap compared by the similarity rule
+    boundary_min_depth: Share = 0.15  # smallest similarity dip that counts as a topic change
+    summary_words: Count = 60  # length of an extractive segment summary
+    keywords: Amount = 5  # keywords kept per segment
+    link_top_k: Count = 5  # similar older segments shown to the topic-link judge
+    link_threshold: Share = 0.6  # RELATED edge when the judge's confidence reaches this (τ)
+    similar_context_k: Amount = 5  # older episodes / facts / reflections given as prompt context
+    reflect_batch: Count = 20  # new facts per reflection prompt
+    concepts_per_segment: Amount = 3  # keyword concepts chosen per segment without an LLM
+    concept_max_df_share: Share = 0.05  # a keyword in more episodes than this is too generic
+    concept_merge_threshold: Share = 0.9  # cosine above which two concepts are merged
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=_RULES)
 class Config:
-    db: str | None = None  # None = default_db_path()
+    db: MaybeText = None  # None = default_db_path()
     space: str = "default"
-    prompts_dir: str | None = None  # a directory whose prompt files override the built-in ones
+    prompts_dir: MaybeText = None  # a directory whose prompt files override the built-in ones
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
@@ -191,47 +162,15 @@ class Config:
 SECTIONS = {
     f.name for f in dataclasses.fields(Config) if dataclasses.is_dataclass(f.default_factory)
 }
+_NOT_A_KEY = "source_file"  # set by load_config, never read from a file or the environment
 
 
-def _field_type(cls: type, name: str) -> Any:
-    return typing.get_type_hints(cls)[name]
+def _keys(cls: type) -> list[str]:
+    return [f.name for f in dataclasses.fields(cls) if f.name != _NOT_A_KEY]
 
 
-def _coerce(value: Any, typ: Any, where: str) -> Any:
-    """Turn a YAML or env value into the field's type, or raise ConfigError."""
-    origin = typing.get_origin(typ)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(typ) if a is not type(None)]
-        if value is None or (isinstance(value, str) and value.lower() in ("", "null", "none")):
-            return None
-        return _coerce(value, args[0], where)
-    try:
-        if typ is bool:
-            if isinstance(value, str):
-                if value.lower() in ("1", "true", "yes", "on"):
-                    return True
-                if value.lower() in ("0", "false", "no", "off"):
-                    return False
-                raise ValueError(value)
-            return bool(value)
-        if typ is int:
-            if isinstance(value, float) and not value.is_integer():
-                raise ValueError(value)
-            return int(value)
-        if typ is float:
-            return float(value)
-        if typ is str:
-            if isinstance(value, (dict, list)):
-                raise ValueError(value)
-            return str(value)
-    except (TypeError, ValueError):
-        name = getattr(typ, "__name__", str(typ))
-        raise ConfigError(f"{where}: expected {name}, got {value!r}") from None
-    return value
-
-
-def _unknown_key(key: str, known: list[str], where: str) -> ConfigError:
-    close = difflib.get_close_matches(key, known, n=1)
+def _unknown_key(key: Any, known: list[str], where: str) -> ConfigError:
+    close = difflib.get_close_matches(str(key), known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return ConfigError(
         f"{where}: unknown key {key!r}{hint}",
@@ -240,20 +179,72 @@ def _unknown_key(key: str, known: list[str], where: str) -> ConfigError:
     )
 
 
-def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
-    known = {f.name: f for f in dataclasses.fields(cls) if f.name != "source_file"}
-    values: dict[str, Any] = {}
-    for key, raw in data.items():
-        if key not in known:
-            raise _unknown_key(key, list(known), where)
-        typ = _field_type(cls, key)
-        if dataclasses.is_dataclass(typ):
-            if not isinstance(raw, Mapping):
-                raise ConfigError(f"{where}.{key}: expected a mapping, got {raw!r}")
-            values[key] = _build(typ, raw, f"{where}.{key}")
-        else:
-            values[key] = _coerce(raw, typ, f"{where}.{key}")
-    return cls(**values)
+def _owner(loc: tuple[Any, ...]) -> type:
+    """The settings class that holds the key at `loc` (Config for a top-level key)."""
+    cls: type = Config
+    for name in loc[:-1]:
+        cls = typing.get_type_hints(cls)[name]
+    return cls
+
+
+def _type_name(typ: Any) -> str:
+    args = [a for a in typing.get_args(typ) if a is not type(None)]
+    return (args[0] if args else typ).__name__
+
+
+def _bounds(cls: type, name: str) -> tuple[float | None, float | None]:
+    """The (ge, le) bounds declared on a field with Field(ge=..., le=...)."""
+    declared = typing.get_type_hints(cls, include_extras=True)[name].__metadata__
+    rules = [rule for info in declared for rule in getattr(info, "metadata", [])]
+    ge = next((r.ge for r in rules if hasattr(r, "ge")), None)
+    le = next((r.le for r in rules if hasattr(r, "le")), None)
+    return ge, le
+
+
+def _out_of_range(loc: tuple[Any, ...], value: Any) -> ConfigError:
+    """`retrieval.k must be at least 1, got 0` / `... must be in [0, 1], got 2.0`."""
+    cls, name = _owner(loc), loc[-1]
+    typ = typing.get_type_hints(cls)[name]
+    shown = TypeAdapter(typ).validate_python(value)  # as converted: 0 -> 0.0 for a float
+    ge, le = _bounds(cls, name)
+    rule = f"in [{ge:g}, {le:g}]" if le is not None else f"at least {ge:g}"
+    return ConfigError(f"{'.'.join(map(str, loc))} must be {rule}, got {shown}")
+
+
+_UNKNOWN = ("unexpected_keyword_argument", "extra_forbidden", "invalid_key")
+_NOT_MAPPING = ("dataclass_type", "dataclass_args_type", "model_type")
+_RANGE = ("greater_than_equal", "less_than_equal")
+
+
+def _rank(error: Mapping[str, Any]) -> int:
+    """Which error to report first: a typo, then a misplaced section, a type, a range."""
+    kind = error["type"]
+    return 0 if kind in _UNKNOWN else 1 if kind in _NOT_MAPPING else 3 if kind in _RANGE else 2
+
+
+def _message(error: Mapping[str, Any], where: str) -> ConfigError:
+    """One pydantic error as the ConfigError a person reads."""
+    loc, value = tuple(error["loc"]), error["input"]
+    path = ".".join([where, *map(str, loc[:-1])])
+    if error["type"] in _UNKNOWN:
+        return _unknown_key(loc[-1], _keys(_owner(loc)), path)
+    if error["type"] in _NOT_MAPPING:
+        return ConfigError(f"{path}.{loc[-1]}: expected a mapping, got {value!r}")
+    if error["type"] in _RANGE:
+        return _out_of_range(loc, value)
+    typ = typing.get_type_hints(_owner(loc))[loc[-1]]
+    return ConfigError(f"{path}.{loc[-1]}: expected {_type_name(typ)}, got {value!r}")
+
+
+def _validate(data: Mapping[str, Any], where: str) -> Config:
+    """Settings from nested plain data, or the ConfigError of the first problem found."""
+    if _NOT_A_KEY in data:
+        raise _unknown_key(_NOT_A_KEY, _keys(Config), where)
+    try:
+        return TypeAdapter(Config).validate_python(data)
+    except ValidationError as exc:
+        first = min(exc.errors(), key=_rank)
+        raise _message(first, where) from None
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -276,16 +267,14 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
         key = name[len(ENV_PREFIX) :].lower()
         section, _, rest = key.partition("_")
         if section in SECTIONS and rest:
-            known = [f.name for f in dataclasses.fields(hints[section])]
+            known = _keys(hints[section])
             if rest not in known:
                 raise _unknown_key(rest, known, f"environment variable {name}")
             layer.setdefault(section, {})[rest] = value
-        elif key in hints and key not in SECTIONS and key != "source_file":
+        elif key in hints and key not in SECTIONS and key != _NOT_A_KEY:
             layer[key] = value
         else:
-            raise _unknown_key(
-                key, [k for k in hints if k != "source_file"], f"environment variable {name}"
-            )
+            raise _unknown_key(key, _keys(Config), f"environment variable {name}")
     return layer
 
 
@@ -349,7 +338,7 @@ def load_config(
     data = read_yaml(path) if path else {}
     merged = _merge(data, _env_layer(env))
     merged = _merge(merged, {k: v for k, v in (overrides or {}).items() if v is not None})
-    cfg = _build(Config, merged, str(path) if path else "config")
+    cfg = _validate(merged, str(path) if path else "config")
     return dataclasses.replace(cfg, source_file=str(path) if path else None)
 
 

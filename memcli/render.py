@@ -12,6 +12,14 @@ from memcli.models import Answer, IngestReport, PruneReport
 from memcli.output import Output, write_file
 
 
+def _table(title: str, columns: tuple[str, ...], left: int = 1, **options: Any) -> Table:
+    """A table whose first `left` columns are text (left-aligned) and the rest numbers."""
+    table = Table(title=title, title_justify="left", **options)
+    for i, col in enumerate(columns):
+        table.add_column(col, justify="left" if i < left else "right")
+    return table
+
+
 def ingest(out: Output, report: IngestReport) -> None:
     """One summary line (or one JSON object) for an ingest run."""
     if out.json:
@@ -109,9 +117,8 @@ def stats(out: Output, stats: dict[str, Any]) -> None:
 
 def consolidation_health(health: dict[str, Any]) -> Table:
     """Last run per consolidation stage, with failures and what is still pending."""
-    table = Table(title="consolidation", title_justify="left")
-    for col in ("stage", "last run", "status", "units", "failed", "tokens", "pending"):
-        table.add_column(col, justify="left" if col in ("stage", "last run", "status") else "right")
+    columns = ("stage", "last run", "status", "units", "failed", "tokens", "pending")
+    table = _table("consolidation", columns, left=3)
     notes = []
     for stage, pending in health["pending"].items():
         run = health["last_runs"].get(stage)
@@ -166,36 +173,11 @@ def eval_report(out: Output, report: dict[str, Any], json_out: Any) -> None:
     """Benchmark tables on stdout; every question's result in the JSON file when asked."""
     if json_out is not None:
         write_file(json_out, json.dumps(report, indent=1, ensure_ascii=False))
-    summary = {k: v for k, v in report.items() if k != "questions"}
     if out.json:
-        out.record(summary)
+        out.record({k: v for k, v in report.items() if k != "questions"})
         return
-    ks = report["ks"]
-    table = Table(title=f"LoCoMo evidence recall (%) — {report['file']}", title_justify="left")
-    for col in ("strategy", "n", *[f"R@{k}" for k in ks], "session R@10", "coverage", "ms/q"):
-        table.add_column(col, justify="left" if col == "strategy" else "right")
-    for name, res in report["results"].items():
-        table.add_row(
-            name,
-            str(res["n"]),
-            *[f"{res['recall'][str(k)]:.1f}" for k in ks],
-            f"{res['session_recall@10']:.1f}",
-            f"{res['coverage']:.1f}",
-            f"{res['latency_ms']['mean']:.0f}",
-        )
-    out.table(table)
-    cut = "10" if 10 in ks else str(ks[-1])
-    cats = Table(title=f"recall@{cut} by category (%)", title_justify="left")
-    names = list(report["results"])
-    cats.add_column("category")
-    cats.add_column("n", justify="right")
-    for name in names:
-        cats.add_column(name, justify="right")
-    first = report["results"][names[0]]["by_category"]
-    for cat, block in first.items():
-        row = [report["results"][n]["by_category"][cat]["recall"][cut] for n in names]
-        cats.add_row(cat, str(block["n"]), *[f"{v:.1f}" for v in row])
-    out.table(cats)
+    out.table(_recall_table(report))
+    out.table(_category_table(report))
     info = report.get("answers", {})
     if "skipped" in info:
         out.info(f"answer metrics skipped: {info['skipped']}")
@@ -207,6 +189,35 @@ def eval_report(out: Output, report: dict[str, Any], json_out: Any) -> None:
             "tokens (a cached reply counts its recorded tokens)"
         )
     out.info(f"{report['embedding']} embeddings, {report['seconds']:.0f} s")
+
+
+def _recall_table(report: dict[str, Any]) -> Table:
+    """Recall at each cut-off, session recall, coverage and latency of every strategy."""
+    ks = report["ks"]
+    columns = ("strategy", "n", *[f"R@{k}" for k in ks], "session R@10", "coverage", "ms/q")
+    table = _table(f"LoCoMo evidence recall (%) — {report['file']}", columns)
+    for name, res in report["results"].items():
+        table.add_row(
+            name,
+            str(res["n"]),
+            *[f"{res['recall'][str(k)]:.1f}" for k in ks],
+            f"{res['session_recall@10']:.1f}",
+            f"{res['coverage']:.1f}",
+            f"{res['latency_ms']['mean']:.0f}",
+        )
+    return table
+
+
+def _category_table(report: dict[str, Any]) -> Table:
+    """Recall at 10 (or the largest cut-off) per question category and strategy."""
+    ks, results = report["ks"], report["results"]
+    cut = "10" if 10 in ks else str(ks[-1])
+    names = list(results)
+    table = _table(f"recall@{cut} by category (%)", ("category", "n", *names))
+    for cat, block in results[names[0]]["by_category"].items():
+        row = [results[n]["by_category"][cat]["recall"][cut] for n in names]
+        table.add_row(cat, str(block["n"]), *[f"{v:.1f}" for v in row])
+    return table
 
 
 #: Answer metric columns (judge reward and share judged correct, F1, BLEU-1 as percentages;
@@ -227,9 +238,8 @@ def answer_cells(block: dict[str, Any] | None) -> list[str]:
 
 def answers_table(results: dict[str, Any]) -> Table:
     """Answer metrics of each strategy, overall and per category."""
-    table = Table(title="answers: LLM judge, F1, BLEU-1 (%)", title_justify="left")
-    for col in ("strategy", "category", "n", *ANSWER_COLUMNS):
-        table.add_column(col, justify="left" if col in ("strategy", "category") else "right")
+    columns = ("strategy", "category", "n", *ANSWER_COLUMNS)
+    table = _table("answers: LLM judge, F1, BLEU-1 (%)", columns, left=2)
     for name, res in results.items():
         table.add_row(name, "all", str(res["n"]), *answer_cells(res.get("answers")))
         for cat, block in res["by_category"].items():
@@ -281,23 +291,8 @@ def consolidate(out: Output, report: Any) -> None:
             f" since {holder.get('since')}); nothing done"
         )
         return
-    title = "consolidation (dry run: nothing written)" if report.dry_run else "consolidation"
-    table = Table(title=title, title_justify="left", box=box.SIMPLE, pad_edge=False)
-    for col in (*_STAGE_COLUMNS, "pending"):
-        left = col in ("stage", "status")
-        table.add_column(
-            col, justify="left" if left else "right", min_width=max(len(col), 9 * left)
-        )
-    notes = []
-    for s in report.stages:
-        counts = (s.items, s.nodes, s.edges, s.llm_calls, s.cache_hits, s.failures, s.pending)
-        table.add_row(s.name, s.status, *map(str, counts))
-        extra = [f"{k.replace('_', ' ')}: {v}" for k, v in s.extra.items() if v]
-        if s.dropped:
-            extra.append(f"invented ids dropped: {s.dropped}")
-        if s.reason or extra:
-            notes.append(f"{s.name}: " + "; ".join([*([s.reason] if s.reason else []), *extra]))
-    out.table(table)
+    out.table(_stages_table(report))
+    notes = [note for note in map(_stage_note, report.stages) if note]
     if notes:
         out.text("\n".join(notes))
     if report.dry_run and report.sessions:
@@ -310,10 +305,33 @@ def consolidate(out: Output, report: Any) -> None:
     )
 
 
+def _stages_table(report: Any) -> Table:
+    """One row of counts per stage."""
+    title = "consolidation (dry run: nothing written)" if report.dry_run else "consolidation"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE, pad_edge=False)
+    for col in (*_STAGE_COLUMNS, "pending"):
+        left = col in ("stage", "status")
+        table.add_column(
+            col, justify="left" if left else "right", min_width=max(len(col), 9 * left)
+        )
+    for s in report.stages:
+        counts = (s.items, s.nodes, s.edges, s.llm_calls, s.cache_hits, s.failures, s.pending)
+        table.add_row(s.name, s.status, *map(str, counts))
+    return table
+
+
+def _stage_note(s: Any) -> str:
+    """`stage: why it was skipped; its extra counts`, or '' when there is nothing to say."""
+    extra = [f"{k.replace('_', ' ')}: {v}" for k, v in s.extra.items() if v]
+    if s.dropped:
+        extra.append(f"invented ids dropped: {s.dropped}")
+    if not (s.reason or extra):
+        return ""
+    return f"{s.name}: " + "; ".join([*([s.reason] if s.reason else []), *extra])
+
+
 def _buffers_table(sessions: list[dict[str, Any]]) -> Table:
-    table = Table(title="open session buffers", title_justify="left")
-    for col in ("session", "pending turns", "tokens", "closes now"):
-        table.add_column(col, justify="left" if col == "session" else "right")
+    table = _table("open session buffers", ("session", "pending turns", "tokens", "closes now"))
     for b in sessions:
         closes = "yes" if b["closes"] else "no"
         table.add_row(b["session"], str(b["pending"]), str(b["tokens"]), closes)

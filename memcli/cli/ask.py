@@ -1,0 +1,76 @@
+"""`memcli ask`: answer from memory with citations, or print the packed memory."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from memcli import render
+from memcli.cli.common import State, memory, with_state
+from memcli.cli.root import app
+
+if TYPE_CHECKING:
+    from memcli.models import Answer
+
+Question = Annotated[str, typer.Argument(help="The question; '-' reads one per stdin line.")]
+ContextOnly = Annotated[
+    bool, typer.Option("--context-only", help="Print the packed memory; no LLM is called.")
+]
+K = Annotated[int | None, typer.Option("-k", "--k", min=1, help="Hits to return.")]
+Strategy = Annotated[
+    str | None,
+    typer.Option("--strategy", help="hybrid (default), dwpr, gam, lexical or semantic."),
+]
+
+
+@app.command()
+@with_state("db", "space", "json_mode")
+def ask(
+    state: State,
+    question: Question,
+    context_only: ContextOnly = False,
+    k: K = None,
+    strategy: Strategy = None,
+) -> None:
+    """Answer from memory with citations, or print the packed memory with --context-only.
+
+    Answering needs an LLM (llm.provider, llm.model); the answer cites the node ids it used.
+
+    With '-', every stdin line gives exactly one output line, in the same order.
+
+    A blank stdin line gives an empty line (--json: an object with empty question and hits).
+
+    [b]Examples[/b]
+
+      memcli ask "Where did Caroline move from?"
+
+      memcli ask --context-only "What did Caroline research?"
+
+      memcli --json ask --strategy lexical -k 5 --context-only "adoption agencies"
+
+      printf 'Q1\\nQ2\\n' | memcli --json ask --context-only -
+    """
+    batch = question == "-"
+    with memory(state) as mem:
+        for q in _stdin_lines() if batch else [question]:
+            if batch and not q:
+                answer = _blank()
+            else:
+                answer = mem.ask(q, strategy=strategy, k=k, context_only=context_only)
+            render.answer(state.out, answer, one_line=batch)
+
+
+def _stdin_lines() -> Iterator[str]:
+    """Every stdin line, stripped; blank ones too, so output lines match input lines."""
+    for line in sys.stdin:
+        yield line.strip()
+
+
+def _blank() -> Answer:
+    """The result of a blank batch question: nothing asked, nothing found."""
+    from memcli.models import Answer
+
+    return Answer(question="", context="", hits=[])

@@ -1,0 +1,170 @@
+"""What every command shares: the global options' State, the one error wrapper, the store.
+
+Commands import the library inside their bodies so that `memcli --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+from memcli.errors import MemcliError, UsageError
+from memcli.output import Output
+
+if TYPE_CHECKING:
+    from memcli.config import Config
+    from memcli.ops import Memory
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DbOpt = Annotated[
+    Path | None, typer.Option("--db", help="Database file (env MEMCLI_DB).", show_default=False)
+]
+SpaceOpt = Annotated[
+    str | None,
+    typer.Option("--space", help="Memory space to use (env MEMCLI_SPACE; default 'default')."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout.")]
+
+
+@dataclass
+class State:
+    """Global options, merged with the per-command --db/--space/--json."""
+
+    db: Path | None = None
+    config: Path | None = None
+    space: str | None = None
+    json: bool = False
+    verbose: int = 0
+    quiet: bool = False
+    debug: bool = False
+    _out: Output | None = field(default=None, repr=False)
+
+    def merge(self, db: Path | None, space: str | None, json_mode: bool) -> State:
+        self.db = db or self.db
+        self.space = space or self.space
+        self.json = self.json or json_mode
+        self._out = None
+        return self
+
+    @property
+    def out(self) -> Output:
+        if self._out is None:
+            self._out = Output(self.json, self.quiet, self.verbose)
+        return self._out
+
+    def config_obj(self) -> Config:
+        from memcli.config import load_config
+
+        if self.space is not None and not self.space.strip():
+            raise UsageError("--space must not be empty")
+        overrides = {"db": str(self.db) if self.db else None, "space": self.space}
+        return load_config(str(self.config) if self.config else None, overrides=overrides)
+
+
+def get_state(ctx: typer.Context) -> State:
+    """The State of the running command (a fresh one when a sub-app is invoked alone)."""
+    obj = ctx.find_object(State)
+    if obj is None:
+        obj = State()
+        ctx.obj = obj
+    return obj
+
+
+def need_command(ctx: typer.Context) -> None:
+    """A group run without a command is a usage error (help goes to stdout only on --help)."""
+    if ctx.invoked_subcommand is None:
+        names = ", ".join(ctx.command.list_commands(ctx))  # type: ignore[attr-defined]
+        path = ctx.command_path
+        raise UsageError(f"{path} needs a command: {names}", fix=f"see `{path} --help`")
+
+
+def _fail(state: State, exc: BaseException) -> typer.Exit:
+    """Report an exception on stderr and return the Exit to raise."""
+    out = state.out
+    if isinstance(exc, MemcliError):
+        out.error(str(exc))
+        code = exc.exit_code
+    elif isinstance(exc, KeyboardInterrupt):
+        out.error("interrupted")
+        code = 130
+    else:
+        out.error(f"internal error: {type(exc).__name__}: {exc}")
+        if not state.debug:
+            out.info("run again with --debug to see the traceback, and please report it")
+        code = 1
+    if state.debug:
+        out.err.print("".join(traceback.format_exception(exc)), markup=False)
+    return typer.Exit(code)
+
+
+# The per-command options a command can take, with their defaults.
+_SHARED = {"db": (DbOpt, None), "space": (SpaceOpt, None), "json_mode": (JsonOpt, False)}
+_KIND = inspect.Parameter.POSITIONAL_OR_KEYWORD
+
+
+def _signature(fn: Callable[..., Any], shared: tuple[str, ...]) -> inspect.Signature:
+    """What Typer sees: ctx, the body's own options, then the shared ones (the body's own
+    declaration of a shared option wins, e.g. a --space with other help)."""
+    sig = inspect.signature(fn, eval_str=True)
+    own = sig.parameters
+    params = [p for name, p in own.items() if name not in ("ctx", "state", *shared)]
+    for name in shared:
+        annotation, default = _SHARED[name]
+        params.append(
+            own.get(name) or inspect.Parameter(name, _KIND, annotation=annotation, default=default)
+        )
+    ctx = inspect.Parameter("ctx", _KIND, annotation=typer.Context)
+    return sig.replace(parameters=[ctx, *params])
+
+
+def with_state(*shared: str) -> Callable[[F], F]:
+    """Give a command body its State: the global options merged with the per-command ones
+    named in `shared` (db, space, json_mode), which are added to the command unless the body
+    declares them itself. Every error the body raises leaves here with its exit code (the one
+    place that maps them). The body may also take `ctx`."""
+
+    def decorate(fn: F) -> F:
+        own = inspect.signature(fn).parameters
+
+        @functools.wraps(fn)
+        def wrapper(ctx: typer.Context, **kwargs: Any) -> Any:
+            values = {name: kwargs[name] if name in own else kwargs.pop(name) for name in shared}
+            state = get_state(ctx).merge(
+                values.get("db"), values.get("space"), values.get("json_mode", False)
+            )
+            given = {"ctx": ctx, "state": state}
+            kwargs.update({name: value for name, value in given.items() if name in own})
+            try:
+                return fn(**kwargs)
+            except (typer.Exit, typer.Abort, SystemExit):
+                raise
+            except BaseException as exc:  # every failure leaves through _fail
+                raise _fail(state, exc) from None
+
+        wrapper.__signature__ = _signature(fn, shared)  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+@contextmanager
+def memory(state: State, create: bool = False) -> Iterator[Memory]:
+    """Open the configured store for the length of a command (only `create` makes a new one)."""
+    from memcli.ops import Memory
+
+    mem = Memory(state.config_obj(), create=create)
+    done = False
+    try:
+        yield mem
+        done = True
+    finally:
+        mem.close(failed=not done)

@@ -1,0 +1,67 @@
+"""`memcli consolidate`: distil stored turns into the graph, incrementally."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from memcli import render
+from memcli.cli.common import State, memory, with_state
+from memcli.cli.root import app
+
+Flush = Annotated[
+    bool, typer.Option("--flush", help="Also close open session buffers (the latest turns).")
+]
+Stage = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--stage",
+        help="Run only these stages: segment, summarize, link, facts, concepts, reflect "
+        "(repeat, or separate with commas).",
+    ),
+]
+Limit = Annotated[
+    int | None,
+    typer.Option("--limit", min=1, help="At most N units of work per stage in this run."),
+]
+DryRun = Annotated[
+    bool, typer.Option("--dry-run", help="Show what is pending; write nothing, call no model.")
+]
+NoLLM = Annotated[bool, typer.Option("--no-llm", help="Run only the stages that need no LLM.")]
+
+
+@app.command()
+@with_state("db", "space", "json_mode")
+def consolidate(
+    state: State,
+    flush: Flush = False,
+    stage: Stage = None,
+    limit: Limit = None,
+    dry_run: DryRun = False,
+    no_llm: NoLLM = False,
+) -> None:
+    """Distil stored turns into segments, facts, concepts, reflections and topic links.
+
+    Incremental and safe to run from cron: each unit of work commits on its own, a killed
+    run resumes where it stopped, and a run that finds another one in progress exits 0 at
+    once. Without an LLM (or with --no-llm) link, facts and reflect are skipped.
+
+    [b]Examples[/b]
+
+      memcli consolidate
+
+      memcli consolidate --no-llm --flush
+
+      memcli consolidate --stage segment,concepts --limit 20
+
+      memcli --json consolidate --dry-run
+
+      */15 * * * * memcli --db ~/memory.db -q consolidate   (crontab)
+    """
+    with memory(state) as mem:
+        report = mem.consolidate(
+            flush=flush, stages=stage, limit=limit, dry_run=dry_run, no_llm=no_llm,
+            progress=state.out.progress(),
+        )  # fmt: skip
+    render.consolidate(state.out, report)

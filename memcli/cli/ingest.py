@@ -1,0 +1,41 @@
+"""`memcli ingest`: store conversation turns verbatim."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from memcli import render
+from memcli.cli.common import State, memory, with_state
+from memcli.cli.root import app
+
+Files = Annotated[list[str], typer.Argument(help="Files to store; '-' reads stdin.")]
+Format = Annotated[
+    str | None,
+    typer.Option("--format", help="jsonl, chat, locomo or transcript (default: detected)."),
+]
+SkipInvalid = Annotated[
+    bool, typer.Option("--skip-invalid", help="Skip bad records instead of rejecting the file.")
+]
+
+
+@app.command()
+@with_state("db", "space", "json_mode")
+def ingest(
+    state: State, files: Files, fmt: Format = None, skip_invalid: SkipInvalid = False
+) -> None:
+    """Store conversation turns verbatim: no LLM needed, and ingesting again adds nothing.
+
+    [b]Examples[/b]
+
+      memcli ingest chat.jsonl
+
+      cat transcript.txt | memcli ingest --format transcript -
+
+      memcli --json ingest locomo10.json
+    """
+    with memory(state, create=True) as mem:
+        progress = state.out.progress()
+        report = mem.ingest(files, fmt=fmt, skip_invalid=skip_invalid, progress=progress)
+    render.ingest(state.out, report)

@@ -1,0 +1,22 @@
+"""`memcli reindex`: re-embed every node after a change of embedding model."""
+
+from __future__ import annotations
+
+from memcli import render
+from memcli.cli.common import State, memory, with_state
+from memcli.cli.root import app
+
+
+@app.command()
+@with_state("db", "json_mode")
+def reindex(state: State) -> None:
+    """Re-embed every node with the configured embedding model (after changing models).
+
+    [b]Examples[/b]
+
+      memcli --config new-embedding-model.yaml reindex
+
+      memcli --json reindex --db work.db
+    """
+    with memory(state) as mem:
+        render.record_or_line(state.out, mem.reindex(progress=state.out.progress()), "reindexed")
