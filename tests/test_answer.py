@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from memcli.answering import NO_MEMORY, AnswerReply, check_citations, context_ids
 from memcli.cli import app
 from memcli.store import open_store
+from tests.fakemodel import read
 from tests.fakeserver import FakeModelServer, refused_url
 
 TURNS = [
@@ -200,7 +201,7 @@ def test_the_prompt_fences_memory_as_data(ask: Ask, fake_server: FakeModelServer
 
 def test_batch_mode_prints_one_line_per_question(ask: Ask, fake_server: FakeModelServer) -> None:
     def responder(body: dict[str, Any]) -> str:
-        if "kitten" in prompt_of(body).split("## Question")[1]:
+        if "kitten" in read(body).values["question"]:
             cited = id_of(prompt_of(body), "her name is Miso")
             return json.dumps({"answer": "Her name is Miso.", "citations": [cited]})
         return hotel_reply(body)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from memcli.cli import app
 from tests.consolidate_helpers import CHAT, config_file
-from tests.consolidate_llm import ScriptedLLM
+from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer
 from tests.reliability import write_config
 

@@ -18,7 +18,7 @@ from memcli.consolidate.normalize import canonical_label
 from memcli.errors import ProviderUnreachable, UsageError
 from memcli.ops import Memory
 from tests.consolidate_helpers import config, graph_counts, ingested
-from tests.consolidate_llm import ScriptedLLM
+from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer, refused_url
 
 NO_LLM = ("link", "facts", "reflect")

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from memcli.store import open_store
 from tests.consolidate_helpers import CHAT, config_file, long_chat
-from tests.consolidate_llm import ScriptedLLM
+from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer, refused_url
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,6 +17,7 @@ from memcli.eval import answers
 from memcli.eval.answers import JudgeReply, bleu1, judge, normalize, token_f1
 from memcli.llm import create_chat
 from memcli.ops import Memory
+from tests.fakemodel import read
 from tests.fakeserver import FakeModelServer, count_tokens, refused_url
 
 # -- lexical metrics, worked out by hand -------------------------------------------------------
@@ -130,24 +131,20 @@ def locomo_fixture(path: Path) -> Path:
     return path
 
 
-def _between(text: str, start: str, end: str) -> str:
-    return text.split(start, 1)[1].split(end, 1)[0].strip()
-
-
 def scripted(body: dict[str, Any]) -> str:
     """Answers from the QA table; judges by splitting the gold answer on ' and '."""
-    prompt = body["messages"][0]["content"]
-    if prompt.startswith("# Answer a question"):
-        question = _between(prompt, "## Question", "## How to answer")
-        reply = {q: r for q, _, _, _, r in QA}[question]
+    request = read(body)
+    if request.task == "answer":
+        reply = {q: r for q, _, _, _, r in QA}[request.values["question"]]
         if reply is None:
             return "Let me think about tomatoes."
-        cited = re.findall(r"^\[(ep\d+)\]", prompt, re.MULTILINE)[:1]
+        cited = re.findall(r"^\[(ep\d+)\]", request.values["memory"], re.MULTILINE)[:1]
         return json.dumps({"answer": reply, "citations": cited})
-    reference = _between(prompt, "## Reference answer", "## System's answer")
+    assert request.task == "judge", request.task
+    reference = request.values["reference"]
     if reference == UNGRADABLE:
         return "no verdict today"
-    response = _between(prompt, "<memory_data>\n", "\n</memory_data>").lower()
+    response = request.values["response"].lower()
     facts = [{"fact": f, "present": f.lower() in response} for f in reference.split(" and ")]
     return json.dumps({"key_facts": facts, "correct": all(f["present"] for f in facts)})
 

@@ -18,10 +18,11 @@ from typer.testing import CliRunner
 from memcli.cli import app
 from memcli.config import Config, EmbeddingConfig, LLMConfig
 from memcli.store import open_store
+from tests.fakemodel import consolidation_reply
 from tests.fakeserver import FakeModelServer
 from tests.prune_acceptance import run as run_acceptance
 from tests.prune_graph import ALL, Graph, build, remaining
-from tests.reliability import clean_env, consolidation_reply, llm_config, raw_bytes, write_config
+from tests.reliability import clean_env, llm_config, raw_bytes, write_config
 
 TWO_CONVERSATIONS = Path(__file__).parent / "data" / "reliability" / "two-conversations.json"
 

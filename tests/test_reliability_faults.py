@@ -19,11 +19,11 @@ from typer.testing import CliRunner
 
 from memcli.cli import app
 from memcli.store import open_store
+from tests.fakemodel import consolidation_reply
 from tests.fakeserver import FakeModelServer, refused_url
 from tests.reliability import (
     REPO,
     clean_env,
-    consolidation_reply,
     integrity,
     llm_config,
     write_config,

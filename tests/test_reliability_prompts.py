@@ -14,8 +14,9 @@ from typer.testing import CliRunner
 
 from memcli.cli import app
 from memcli.prompting import DATA_CLOSE, DATA_OPEN, data_block, placeholders, render
+from tests.fakemodel import consolidation_reply
 from tests.fakeserver import FakeModelServer
-from tests.reliability import REPO, consolidation_reply, llm_config, write_config
+from tests.reliability import REPO, llm_config, write_config
 
 FIXTURE = REPO / "tests" / "data" / "reliability" / "two-conversations.json"
 INJECTION = (

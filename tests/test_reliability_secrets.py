@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from memcli.store import open_store
+from tests.fakemodel import consolidation_reply
 from tests.fakeserver import FakeModelServer, refused_url
 from tests.reliability import (
     REPO,
     clean_env,
-    consolidation_reply,
     memcli,
     raw_bytes,
     write_config,
