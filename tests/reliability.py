@@ -1,18 +1,13 @@
-"""Helpers shared by the prune and reliability tests: configs, subprocess runs, raw-file checks."""
+"""Helpers shared by the prune and reliability tests: configs and raw-file checks."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from memcli.store import open_store
 from memcli.store.db import connect
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def write_config(tmp_path: Path, **sections: dict[str, Any]) -> Path:
@@ -22,33 +17,6 @@ def write_config(tmp_path: Path, **sections: dict[str, Any]) -> Path:
     path = tmp_path / "memcli.yaml"
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """The environment without any MEMCLI_* settings of the person running the tests."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
-    env["HOME"] = env.get("HOME", "/nonexistent")
-    env.update(extra)
-    return env
-
-
-def memcli(
-    *args: str,
-    env: dict[str, str] | None = None,
-    stdin: str | None = None,
-    timeout: float = 120,
-    cwd: Path | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """Run `python -m memcli ARGS` in a subprocess and capture its streams."""
-    return subprocess.run(
-        [sys.executable, "-m", "memcli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env if env is not None else clean_env(),
-        cwd=cwd or REPO,
-    )
 
 
 def raw_bytes(db: Path) -> bytes:

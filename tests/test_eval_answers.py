@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from memcli.cli import app
 from memcli.config import Config, EmbeddingConfig, LLMConfig
 from memcli.eval import answers
 from memcli.eval.answers import JudgeReply, bleu1, judge, normalize, token_f1
 from memcli.llm import create_chat
 from memcli.ops import Memory
+from tests.cli_runner import Memcli
 from tests.fakemodel import read
 from tests.fakeserver import FakeModelServer, count_tokens, refused_url
 
@@ -154,9 +153,8 @@ def run_eval(tmp_path: Path, llm: str, *extra: str) -> tuple[Any, dict[str, Any]
     config.write_text(f"db: {tmp_path / 'unused.db'}\nembedding:\n  provider: none\n{llm}")
     out = tmp_path / "report.json"
     data = locomo_fixture(tmp_path / "tiny.json")
-    args = ["--config", str(config), "eval", "locomo", str(data), "--strategy", "lexical"]
-    result = CliRunner().invoke(app, [*args, "--json-out", str(out), *extra])
-    assert result.exit_code == 0, result.stderr
+    cli = Memcli(config=config)
+    result = cli.ok("eval", "locomo", data, "--strategy", "lexical", "--json-out", out, *extra)
     return result, json.loads(out.read_text())
 
 
@@ -249,7 +247,7 @@ def test_eval_with_an_unreachable_llm_exits_5(tmp_path: Path) -> None:
         f"llm:\n  provider: ollama\n  model: m\n  url: {url}\n  max_retries: 0\n"
     )
     data = locomo_fixture(tmp_path / "tiny.json")
-    result = CliRunner().invoke(app, ["--config", str(config), "eval", "locomo", str(data)])
+    result = Memcli(config=config)("eval", "locomo", data)
     assert result.exit_code == 5
     assert result.stdout == ""
     assert f"cannot reach Ollama at {url}" in result.stderr

@@ -15,6 +15,7 @@ from memcli.ops.ask import search_context
 from memcli.retrieval import get_retriever, strategy_names
 from memcli.retrieval.cues import Cues, is_temporal, named_people, time_bearing
 from memcli.retrieval.pack import pack
+from tests.cli_runner import Memcli
 from tests.fakeserver import FakeModelServer
 from tests.graph_helpers import CONVERSATION, Builder, memory, write_jsonl
 
@@ -235,23 +236,18 @@ def test_pack_cuts_the_best_hit_rather_than_returning_nothing(tmp_path: Path) ->
 
 @pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
 def test_cli_ask_with_each_graph_strategy(tmp_path: Path, strategy: str) -> None:
-    from typer.testing import CliRunner
-
-    from memcli.cli import app
-
     config = tmp_path / "memcli.yaml"
     config.write_text(f"db: {tmp_path / 'm.db'}\nembedding:\n  provider: none\n")
-    conv = write_jsonl(tmp_path / "c.jsonl", CONVERSATION)
-    runner = CliRunner()
-    assert runner.invoke(app, ["--config", str(config), "ingest", str(conv)]).exit_code == 0
-    args = ["--config", str(config), "--json", "ask", "--context-only", "-k", "2"]
-    result = runner.invoke(app, [*args, "--strategy", strategy, "climbing at the quarry"])
+    cli = Memcli(config=config)
+    cli.ok("ingest", write_jsonl(tmp_path / "c.jsonl", CONVERSATION))
+    args = ["--json", "ask", "--context-only", "-k", "2"]
+    result = cli(*args, "--strategy", strategy, "climbing at the quarry")
     assert result.exit_code == 0, result.stderr
     assert result.stderr == ""
     out = json.loads(result.stdout)
     assert out["hits"][0]["ref"] == "a2"
     assert "[yesterday = 7 May 2023]" in out["context"]
-    typo = runner.invoke(app, [*args, "--strategy", "gamm", "quarry"])
+    typo = cli(*args, "--strategy", "gamm", "quarry")
     assert typo.exit_code == 3
     assert "did you mean 'gam'" in typo.stderr and typo.stdout == ""
 
