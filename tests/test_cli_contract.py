@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.cli_runner import Memcli
-from tests.consolidate_helpers import CHAT, config_file
+from tests.consolidate_helpers import config_file
 from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer
 from tests.reliability import write_config
+from tests.stores import StoreCache
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "chat.jsonl"
@@ -174,14 +175,17 @@ def test_eval_reports_bad_turns_as_ingest_does(tmp_path: Path) -> None:
     [("facts", "facts", 1), ("summarize", "summarize", 1), ("link", "relate", 2)],
 )
 def test_a_failed_unit_counts_toward_the_limit(
-    tmp_path: Path, fake_server: FakeModelServer, stage: str, task: str, limit: int
+    stores: StoreCache,
+    tmp_path: Path,
+    fake_server: FakeModelServer,
+    stage: str,
+    task: str,
+    limit: int,
 ) -> None:
+    stores.copy("chat-no-llm", tmp_path / "memory.db")  # the chat after `consolidate --no-llm`
     llm = ScriptedLLM()
     fake_server.responder = llm
-    cfg = str(config_file(tmp_path, fake_server))
-    memcli = Memcli(config=cfg)
-    memcli.ok("ingest", CHAT)
-    memcli.ok("consolidate", "--no-llm", "--flush")
+    memcli = Memcli(config=config_file(tmp_path, fake_server))
     llm.always_bad = {task}
     result = memcli("--json", "consolidate", "--stage", stage, "--limit", limit)
     assert result.exit_code == 0, result.stderr

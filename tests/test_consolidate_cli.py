@@ -17,7 +17,7 @@ from pathlib import Path
 
 from memcli.store import open_store
 from tests.cli_runner import Memcli
-from tests.consolidate_helpers import CHAT, config_file, long_chat
+from tests.consolidate_helpers import config_file, long_chat
 from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer, refused_url
 
@@ -36,10 +36,9 @@ def _counts(cfg: Path) -> tuple[dict[str, int], dict[str, int]]:
 
 
 def test_consolidate_no_llm_prints_stages_and_notes(
-    tmp_path: Path, fake_server: FakeModelServer
+    chat_store: Path, fake_server: FakeModelServer
 ) -> None:
-    cfg = config_file(tmp_path, fake_server)
-    _ingest(cfg, CHAT)
+    cfg = config_file(chat_store, fake_server)
     result = Memcli(config=cfg)("consolidate", "--no-llm", "--flush")
     assert result.exit_code == 0, result.stderr
     assert "segment" in result.stdout and "concepts" in result.stdout
@@ -49,10 +48,9 @@ def test_consolidate_no_llm_prints_stages_and_notes(
     assert nodes["segment"] > 0 and nodes["concept"] > 0 and edges["PART_OF"] == nodes["episode"]
 
 
-def test_consolidate_json_is_one_object(tmp_path: Path, fake_server: FakeModelServer) -> None:
+def test_consolidate_json_is_one_object(chat_store: Path, fake_server: FakeModelServer) -> None:
     fake_server.responder = ScriptedLLM()
-    cfg = config_file(tmp_path, fake_server)
-    _ingest(cfg, CHAT)
+    cfg = config_file(chat_store, fake_server)
     result = Memcli(config=cfg)("--json", "consolidate", "--flush")
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.strip().splitlines()
@@ -68,9 +66,8 @@ def test_consolidate_json_is_one_object(tmp_path: Path, fake_server: FakeModelSe
     assert again["totals"]["llm_calls"] == 0 and again["totals"]["nodes"] == 0
 
 
-def test_dry_run_and_usage_errors(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    cfg = config_file(tmp_path, fake_server, llm=False)
-    _ingest(cfg, CHAT)
+def test_dry_run_and_usage_errors(chat_store: Path, fake_server: FakeModelServer) -> None:
+    cfg = config_file(chat_store, fake_server, llm=False)
     result = Memcli(config=cfg)("consolidate", "--dry-run")
     assert result.exit_code == 0, result.stderr
     assert "dry run" in result.stdout and "open session buffers" in result.stdout
@@ -81,9 +78,8 @@ def test_dry_run_and_usage_errors(tmp_path: Path, fake_server: FakeModelServer) 
     assert bad.exit_code == 2
 
 
-def test_unreachable_model_exits_5(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    cfg = config_file(tmp_path, fake_server, llm_url=refused_url())
-    _ingest(cfg, CHAT)
+def test_unreachable_model_exits_5(chat_store: Path, fake_server: FakeModelServer) -> None:
+    cfg = config_file(chat_store, fake_server, llm_url=refused_url())
     result = Memcli(config=cfg)("consolidate", "--flush")
     assert result.exit_code == 5
     assert "cannot reach Ollama" in result.stderr and result.stdout == ""
@@ -97,12 +93,11 @@ def test_help_has_examples() -> None:
         assert text in result.stdout
 
 
-def test_inspect_shows_consolidation_health(tmp_path: Path, fake_server: FakeModelServer) -> None:
+def test_inspect_shows_consolidation_health(chat_store: Path, fake_server: FakeModelServer) -> None:
     llm = ScriptedLLM()
     llm.always_bad = {"reflect"}
     fake_server.responder = llm
-    cfg = config_file(tmp_path, fake_server)
-    _ingest(cfg, CHAT)
+    cfg = config_file(chat_store, fake_server)
     assert Memcli(config=cfg)("consolidate", "--flush").exit_code == 0
     data = json.loads(Memcli(config=cfg)("--json", "inspect").stdout)
     health = data["consolidation"]
@@ -130,14 +125,13 @@ def _spawn(*args: str) -> subprocess.Popen[str]:
 
 
 def test_second_run_exits_at_once_while_the_lock_is_held(
-    tmp_path: Path, fake_server: FakeModelServer
+    chat_store: Path, fake_server: FakeModelServer
 ) -> None:
-    cfg = config_file(tmp_path, fake_server, llm=False)
-    _ingest(cfg, CHAT)
+    cfg = config_file(chat_store, fake_server, llm=False)
     holder = _spawn(
         "-c",
         "import sys, time; from memcli.store import open_store;"
-        f" s = open_store({str(tmp_path / 'memory.db')!r}); s.try_lock('consolidate');"
+        f" s = open_store({str(chat_store / 'memory.db')!r}); s.try_lock('consolidate');"
         " print('locked', flush=True); time.sleep(60)",
     )
     try:

@@ -22,17 +22,18 @@ from tests.fakeserver import FakeModelServer
 from tests.prune_acceptance import run as run_acceptance
 from tests.prune_graph import ALL, Graph, build, remaining
 from tests.reliability import llm_config, raw_bytes, write_config
+from tests.stores import StoreCache
 
 TWO_CONVERSATIONS = Path(__file__).parent / "data" / "reliability" / "two-conversations.json"
 
 
 @pytest.fixture
-def cli_db(tmp_path: Path) -> tuple[Memcli, Graph]:
-    """The hand-built graph in tmp_path/cli.db, and memcli on it (config by MEMCLI_CONFIG)."""
-    db = tmp_path / "cli.db"
-    with open_store(db) as store:
-        graph = build(store)
-    return Memcli(db=db, env={"MEMCLI_CONFIG": str(write_config(tmp_path))}), graph
+def cli_db(stores: StoreCache, tmp_path: Path) -> tuple[Memcli, Graph]:
+    """The hand-built graph (`tests.prune_graph.build`) copied to tmp_path/cli.db, and
+    memcli on it, configured by MEMCLI_CONFIG."""
+    built = stores.copy("prune-graph", tmp_path / "cli.db")
+    cli = Memcli(db=built.path, env={"MEMCLI_CONFIG": str(write_config(tmp_path))})
+    return cli, Graph(built.info["ids"])
 
 
 def test_cli_without_a_terminal_needs_yes(cli_db: tuple[Memcli, Graph]) -> None:

@@ -21,8 +21,7 @@ from tests.cli_runner import REPO, Memcli, clean_env
 from tests.fakemodel import consolidation_reply
 from tests.fakeserver import FakeModelServer, refused_url
 from tests.reliability import integrity, llm_config, write_config
-
-FIXTURE = REPO / "tests" / "data" / "reliability" / "two-conversations.json"
+from tests.stores import StoreCache
 
 
 def configure(tmp: Path, url: str, **llm: Any) -> Path:
@@ -57,20 +56,20 @@ def assert_not_half_written(db: Path) -> None:
         assert segmented <= in_segments
 
 
-def ingested(tmp: Path, server: FakeModelServer) -> Memcli:
-    """memcli on tmp/m.db holding the fixture, both models on `server`."""
-    cli = Memcli(config=configure(tmp, server.url), db=tmp / "m.db")
-    cli.ok("ingest", FIXTURE)
-    return cli
+def ingested(stores: StoreCache, tmp: Path, server: FakeModelServer) -> Memcli:
+    """memcli on tmp/m.db holding the fixture (ingested: a copy of the session's store), both
+    models on `server`."""
+    stores.copy("two-conversations", tmp / "m.db")
+    return Memcli(config=configure(tmp, server.url), db=tmp / "m.db")
 
 
 @pytest.fixture(scope="module")
-def clean_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def clean_run(stores: StoreCache, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The graph an undisturbed consolidation of the fixture makes."""
     tmp = tmp_path_factory.mktemp("clean")
     with FakeModelServer() as server:
         server.responder = consolidation_reply
-        cli = ingested(tmp, server)
+        cli = ingested(stores, tmp, server)
         result = cli("consolidate", "--flush")
         assert result.exit_code == 0, result.stderr
     clean = signature(cli.db)
@@ -167,6 +166,7 @@ def _heal(server: FakeModelServer) -> None:
     ("inject", "code", "says"), [f[1:] for f in FAULTS], ids=[f[0] for f in FAULTS]
 )
 def test_model_fault_leaves_nothing_half_written_and_the_next_run_resumes(
+    stores: StoreCache,
     tmp_path: Path,
     fake_server: FakeModelServer,
     clean_run: dict[str, Any],
@@ -175,7 +175,7 @@ def test_model_fault_leaves_nothing_half_written_and_the_next_run_resumes(
     says: str,
 ) -> None:
     fake_server.responder = consolidation_reply
-    cli = ingested(tmp_path, fake_server)
+    cli = ingested(stores, tmp_path, fake_server)
     faulty = configure(tmp_path, fake_server.url, timeout=0.3)
     inject(fake_server)
     result = Memcli(config=faulty, db=cli.db)("consolidate", "--flush")
@@ -195,10 +195,10 @@ def test_model_fault_leaves_nothing_half_written_and_the_next_run_resumes(
 
 
 def test_unreachable_server_then_back(
-    tmp_path: Path, fake_server: FakeModelServer, clean_run: dict[str, Any]
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer, clean_run: dict[str, Any]
 ) -> None:
     fake_server.responder = consolidation_reply
-    cli = ingested(tmp_path, fake_server)
+    cli = ingested(stores, tmp_path, fake_server)
     down = configure(tmp_path, refused_url())
     result = Memcli(config=down, db=cli.db)("consolidate", "--flush")
     assert result.exit_code == 5 and result.stdout == ""
@@ -211,10 +211,10 @@ def test_unreachable_server_then_back(
 
 
 def test_ids_the_prompt_never_showed_are_dropped(
-    tmp_path: Path, fake_server: FakeModelServer
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
     fake_server.responder = _foreign_ids
-    cli = ingested(tmp_path, fake_server)
+    cli = ingested(stores, tmp_path, fake_server)
     result = cli("--json", "consolidate", "--flush")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["totals"]["dropped"] == 19
@@ -236,10 +236,10 @@ def _dying_responder(server: FakeModelServer, after: int) -> Callable[[dict[str,
 
 
 def test_server_dies_mid_run_then_the_run_resumes(
-    tmp_path: Path, clean_run: dict[str, Any]
+    stores: StoreCache, tmp_path: Path, clean_run: dict[str, Any]
 ) -> None:
     with FakeModelServer() as first:
-        cli = ingested(tmp_path, first)
+        cli = ingested(stores, tmp_path, first)
         first.responder = _dying_responder(first, after=13)  # inside fact extraction
         result = cli("consolidate", "--flush")
     assert result.exit_code == 5, result.stderr
@@ -263,10 +263,10 @@ def _chat_calls(server: FakeModelServer) -> int:
 
 
 def test_killed_consolidation_resumes_to_the_same_graph(
-    tmp_path: Path, fake_server: FakeModelServer, clean_run: dict[str, Any]
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer, clean_run: dict[str, Any]
 ) -> None:
     fake_server.responder = consolidation_reply
-    cli = ingested(tmp_path, fake_server)
+    cli = ingested(stores, tmp_path, fake_server)
     fake_server.delay = 0.05  # slow enough to be caught in the middle
     killed_at = []
     for calls in (3, 9, 14):  # boundaries, summaries/links, facts
@@ -292,10 +292,10 @@ def test_killed_consolidation_resumes_to_the_same_graph(
 
 
 def test_inspect_shows_consolidation_health_after_a_failure(
-    tmp_path: Path, fake_server: FakeModelServer
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
     fake_server.responder = consolidation_reply
-    cli = ingested(tmp_path, fake_server)
+    cli = ingested(stores, tmp_path, fake_server)
     fake_server.responder = _not_json
     assert cli("consolidate", "--flush").exit_code == 0
     health = json.loads(cli("--json", "inspect").stdout)["consolidation"]
