@@ -1,12 +1,18 @@
-"""Shared fixtures. Helpers for one area live in their own module and are imported here."""
+"""Shared fixtures: the fake model server, and stores built once per session.
+
+Helpers for one area live in their own module and are imported here: tests/cli_runner.py runs
+memcli, tests/fakemodel.py scripts the chat model, tests/stores.py builds the shared stores.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.fakeserver import FakeModelServer
+from tests.stores import LOCOMO_DEV, Built, StoreCache
 
 
 @pytest.fixture
@@ -14,3 +20,25 @@ def fake_server() -> Iterator[FakeModelServer]:
     """A started loopback fake model server (Ollama and OpenAI APIs), stopped afterwards."""
     with FakeModelServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> StoreCache:
+    """Stores built once per session; `stores.copy(name, path)` gives a test its own copy."""
+    return StoreCache(tmp_path_factory.mktemp("stores"))
+
+
+@pytest.fixture
+def chat_store(stores: StoreCache, tmp_path: Path) -> Path:
+    """tmp_path, holding memory.db: the consolidation chat ingested with fake embeddings.
+    (`tests.consolidate_helpers.opened(tmp_path, server)` opens it.)"""
+    stores.copy("chat", tmp_path / "memory.db")
+    return tmp_path
+
+
+@pytest.fixture
+def dev_store(stores: StoreCache, tmp_path: Path) -> Built:
+    """A copy of the LoCoMo dev conversations consolidated without an LLM, in tmp_path."""
+    if LOCOMO_DEV is None:
+        pytest.skip("LoCoMo dev file not available")
+    return stores.copy("locomo-dev", tmp_path / "memory.db")

@@ -74,6 +74,11 @@ def ingested(tmp_path: Path, server: FakeModelServer | None, **kwargs: Any) -> M
     return mem
 
 
+def opened(tmp_path: Path, server: FakeModelServer | None, **kwargs: Any) -> Memory:
+    """A Memory over the store already in tmp_path (the `chat_store` fixture's copy)."""
+    return Memory(config(tmp_path, server, **kwargs))
+
+
 def long_chat(path: Path, sessions: int) -> Path:
     """The test chat's three sessions repeated as `sessions` dated sessions."""
     turns = [json.loads(line) for line in CHAT.read_text().splitlines()]

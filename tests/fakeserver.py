@@ -78,6 +78,10 @@ class LoggedRequest:
     headers: dict[str, str]
 
 
+class _ResponderFailed(Exception):
+    """The scripted responder raised; the request is answered with HTTP 500 saying why."""
+
+
 @dataclass(frozen=True)
 class _Fault:
     kind: str  # status | drop | malformed
@@ -203,7 +207,13 @@ class FakeModelServer:
         with self._lock:
             if self._replies:
                 return self._replies.popleft()
-        return self.responder(body) if self.responder else "{}"
+        if self.responder is None:
+            return "{}"
+        try:
+            return self.responder(body)
+        except Exception as exc:  # a broken script: say so in the reply, not as a dropped line
+            self.errors.append(traceback.format_exc())
+            raise _ResponderFailed(f"the test's responder failed: {exc!r}") from exc
 
     def _unknown_model(self, body: Any) -> str | None:
         model = body.get("model") if isinstance(body, dict) else None
@@ -282,7 +292,10 @@ class _Handler(BaseHTTPRequestHandler):
         if route is None:
             self._send(404, _error_body(path, 404, f"no route for {method} {path}"))
             return
-        route(self, fake, body if isinstance(body, dict) else {})
+        try:
+            route(self, fake, body if isinstance(body, dict) else {})
+        except _ResponderFailed as exc:
+            self._send(500, _error_body(path, 500, str(exc)))
 
     def _fault(self, path: str, fault: _Fault) -> None:
         if fault.kind == "drop":

@@ -77,6 +77,36 @@ class Builder:
         self.store.close()
 
 
+def consolidated_graph(path: Path, vectors: bool = False) -> dict[str, int]:
+    """Episodes, a segment over three of them, a concept, a fact and a reflection, by hand,
+    in a new store at `path`; returns the node ids by name."""
+    b = Builder(path, vectors=vectors)
+    ids: dict[str, int] = {}
+    turns = [
+        ("e1", "Bo", "I adopted a greyhound called Comet last spring"),
+        ("e2", "Ana", "Lovely, greyhounds are so calm"),
+        ("e3", "Bo", "Comet sleeps all day on the sofa"),
+        ("e4", "Ana", "I repainted the kitchen blue"),
+    ]
+    for seq, (ref, speaker, text) in enumerate(turns):
+        ids[ref] = b.node(
+            "episode", text, speaker=speaker, session="s1", seq=seq, ref=ref,
+            timestamp="2023-05-08T10:00:00",
+        )  # fmt: skip
+    b.chain([ids[r] for r, _, _ in turns])
+    ids["seg"] = b.node("segment", "Bo's new pet dog and its habits", session="s1")
+    for ref in ("e1", "e2", "e3"):
+        b.edge(ids[ref], ids["seg"], "PART_OF")
+    ids["concept"] = b.node("concept", "pet_dog")
+    b.edge(ids["e1"], ids["concept"], "HAS_CONCEPT")
+    ids["fact"] = b.node("fact", "Bo owns a greyhound named Comet", belief=0.95)
+    b.edge(ids["fact"], ids["e1"], "DERIVED_FROM")
+    ids["refl"] = b.node("reflection", "Bo is devoted to animals")
+    b.edge(ids["refl"], ids["fact"], "DERIVED_FROM_FACT")
+    b.close()
+    return ids
+
+
 def write_jsonl(path: Path, turns: list[dict[str, Any]]) -> Path:
     """A JSONL conversation file."""
     path.write_text("".join(json.dumps(t) + "\n" for t in turns), encoding="utf-8")

@@ -1,19 +1,13 @@
-"""Helpers shared by the prune and reliability tests: configs, subprocess runs, raw-file checks."""
+"""Helpers shared by the prune and reliability tests: configs and raw-file checks."""
 
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from memcli.store import open_store
 from memcli.store.db import connect
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def write_config(tmp_path: Path, **sections: dict[str, Any]) -> Path:
@@ -23,33 +17,6 @@ def write_config(tmp_path: Path, **sections: dict[str, Any]) -> Path:
     path = tmp_path / "memcli.yaml"
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """The environment without any MEMCLI_* settings of the person running the tests."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
-    env["HOME"] = env.get("HOME", "/nonexistent")
-    env.update(extra)
-    return env
-
-
-def memcli(
-    *args: str,
-    env: dict[str, str] | None = None,
-    stdin: str | None = None,
-    timeout: float = 120,
-    cwd: Path | None = None,
-) -> subprocess.CompletedProcess[str]:
-    """Run `python -m memcli ARGS` in a subprocess and capture its streams."""
-    return subprocess.run(
-        [sys.executable, "-m", "memcli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env if env is not None else clean_env(),
-        cwd=cwd or REPO,
-    )
 
 
 def raw_bytes(db: Path) -> bytes:
@@ -105,70 +72,6 @@ def integrity(db: Path) -> dict[str, Any]:
         "episodes": episodes,
         "sources": sources,
     }
-
-
-# --- a fake model that plays every consolidation prompt ------------------------------------
-
-_ID = re.compile(r"\[((?:ep|sg|fa|rf)\d+)\]")
-_WORDS = re.compile(r"[a-z]{5,}")
-
-
-def _section(prompt: str, start: str, end: str | None = None) -> str:
-    """The text of a prompt between two headings (to the end when `end` is None)."""
-    tail = prompt.split(start, 1)[1] if start in prompt else ""
-    return tail.split(end, 1)[0] if end and end in tail else tail
-
-
-def _lines_with_ids(text: str) -> list[tuple[str, str]]:
-    """(id, rest of line) for every `[ep12] ...` line."""
-    out = []
-    for line in text.splitlines():
-        match = _ID.search(line)
-        if match:
-            out.append((match.group(1), line[match.end() :].strip()))
-    return out
-
-
-def consolidation_reply(body: dict[str, Any]) -> str:
-    """A valid reply to whichever memcli prompt `body` carries: one fact per new turn, one
-    concept per fact, one reflection per batch of facts, links labelled semantic."""
-    prompt = "\n".join(str(m.get("content") or "") for m in body.get("messages") or [])
-    title = prompt.lstrip().splitlines()[0] if prompt.strip() else ""
-    if "topic changes" in title:
-        return json.dumps({"boundaries": []})
-    if title.startswith("# Summarise"):
-        turns = _lines_with_ids(prompt)
-        words = _WORDS.findall(" ".join(t for _, t in turns).lower())[:3]
-        summary = "The speakers talk about " + (", ".join(words) or "their week") + "."
-        return json.dumps({"summary": summary, "keywords": words})
-    if "relates to earlier topics" in title or title.startswith("# Judge how a new topic"):
-        ids = [i for i, _ in _lines_with_ids(_section(prompt, "Earlier segments:"))]
-        return json.dumps(
-            {"links": [{"id": i, "label": "semantic", "confidence": 0.9} for i in ids]}
-        )
-    if title.startswith("# Extract facts"):
-        new = _lines_with_ids(_section(prompt, "## New turns", "## Earlier turns"))
-        facts, concepts = [], []
-        for node_id, line in new:
-            words = _WORDS.findall(line.lower())
-            label = words[-1] if words else "chat"
-            fact = {"text": f"Someone said: {line[-60:]}", "belief": 0.9, "sources": [node_id]}
-            facts.append({**fact, "concepts": [label], "date": None})
-            concepts.append({"label": label, "episodes": [node_id]})
-        return json.dumps({"facts": facts, "concepts": concepts})
-    if title.startswith("# Draw higher-level observations"):
-        ids = [i for i, _ in _lines_with_ids(_section(prompt, "## New facts", "## Related"))]
-        if not ids:
-            return json.dumps({"reflections": []})
-        reflection = {"text": f"A pattern across {len(ids)} facts", "belief": 0.7, "facts": ids[:2]}
-        return json.dumps({"reflections": [reflection]})
-    if title.startswith("# Answer"):
-        return json.dumps({"answer": "The memory does not say.", "citations": []})
-    if title.startswith("# Grade"):
-        return json.dumps(
-            {"key_facts": [{"fact": "the answer", "present": False}], "correct": False}
-        )
-    return "{}"
 
 
 def llm_config(server_url: str) -> dict[str, Any]:

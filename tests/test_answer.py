@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
 
 from memcli.answering import NO_MEMORY, AnswerReply, check_citations, context_ids
-from memcli.cli import app
 from memcli.store import open_store
+from tests.cli_runner import Memcli
+from tests.fakemodel import read
 from tests.fakeserver import FakeModelServer, refused_url
 
 TURNS = [
@@ -27,37 +26,32 @@ QUESTION = "Which hotel did Ann book in Lisbon?"
 HOTEL = "Ann booked the Alfama hotel in Lisbon."
 
 
-class Ask:
-    """memcli in-process over one store, with the fake server as the LLM (no embeddings)."""
+def ask_cli(tmp_path: Path, llm_url: str) -> Memcli:
+    """memcli in-process over tmp_path/memory.db, the LLM at `llm_url` (no embeddings)."""
+    config = tmp_path / "memcli.yaml"
+    config.write_text(
+        f"db: {tmp_path / 'memory.db'}\nembedding:\n  provider: none\n"
+        f"llm:\n  provider: ollama\n  model: fake-chat\n  url: {llm_url}\n"
+        "  max_retries: 0\n  timeout: 10\n"
+    )
+    return Memcli(config=config)
 
-    def __init__(self, tmp_path: Path, llm_url: str) -> None:
-        self.config = tmp_path / "memcli.yaml"
-        self.config.write_text(
-            f"db: {tmp_path / 'memory.db'}\nembedding:\n  provider: none\n"
-            f"llm:\n  provider: ollama\n  model: fake-chat\n  url: {llm_url}\n"
-            "  max_retries: 0\n  timeout: 10\n"
-        )
-        self.runner = CliRunner()
 
-    def __call__(self, *args: str, input: str | None = None) -> Result:
-        return self.runner.invoke(app, ["--config", str(self.config), *args], input=input)
-
-    def ingest(self, tmp_path: Path) -> None:
-        lines = [
-            json.dumps({"session": s, "timestamp": t, "speaker": who, "content": text})
-            for s, t, who, text in TURNS
-        ]
-        path = tmp_path / "chat.jsonl"
-        path.write_text("\n".join(lines) + "\n")
-        result = self("ingest", str(path))
-        assert result.exit_code == 0, result.stderr
+def ingest_turns(cli: Memcli, tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"session": s, "timestamp": t, "speaker": who, "content": text})
+        for s, t, who, text in TURNS
+    ]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    cli.ok("ingest", path)
 
 
 @pytest.fixture
-def ask(tmp_path: Path, fake_server: FakeModelServer) -> Ask:
-    runner = Ask(tmp_path, fake_server.ollama_url)
-    runner.ingest(tmp_path)
-    return runner
+def ask(tmp_path: Path, fake_server: FakeModelServer) -> Memcli:
+    cli = ask_cli(tmp_path, fake_server.ollama_url)
+    ingest_turns(cli, tmp_path)
+    return cli
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -80,7 +74,7 @@ def chat_bodies(server: FakeModelServer) -> list[dict[str, Any]]:
     return [r.body for r in server.requests_to("/api/chat")]
 
 
-def test_answer_cites_the_items_it_used(ask: Ask, fake_server: FakeModelServer) -> None:
+def test_answer_cites_the_items_it_used(ask: Memcli, fake_server: FakeModelServer) -> None:
     fake_server.responder = hotel_reply
     result = ask("ask", QUESTION)
     assert result.exit_code == 0, result.stderr
@@ -90,7 +84,7 @@ def test_answer_cites_the_items_it_used(ask: Ask, fake_server: FakeModelServer) 
     assert len(chat_bodies(fake_server)) == 1
 
 
-def test_json_adds_answer_and_citations(ask: Ask, fake_server: FakeModelServer) -> None:
+def test_json_adds_answer_and_citations(ask: Memcli, fake_server: FakeModelServer) -> None:
     fake_server.responder = hotel_reply
     result = ask("--json", "ask", QUESTION)
     assert result.exit_code == 0, result.stderr
@@ -101,14 +95,14 @@ def test_json_adds_answer_and_citations(ask: Ask, fake_server: FakeModelServer) 
     assert result.stderr == ""
 
 
-def test_citations_not_in_the_prompt_are_dropped(ask: Ask, fake_server: FakeModelServer) -> None:
+def test_citations_not_in_the_prompt_are_dropped(ask: Memcli, fake_server: FakeModelServer) -> None:
     fake_server.responder = lambda body: hotel_reply(body, ["ep999", "fa1", "nonsense"])
     record = json.loads(ask("--json", "ask", QUESTION).stdout)
     assert record["citations"] == [id_of(record["context"], "Alfama hotel")]
 
 
 def test_fenced_reply_is_repaired_without_asking_again(
-    ask: Ask, fake_server: FakeModelServer
+    ask: Memcli, fake_server: FakeModelServer
 ) -> None:
     fake_server.responder = lambda body: f"Sure!\n```json\n{hotel_reply(body)}\n```"
     result = ask("ask", QUESTION)
@@ -118,7 +112,7 @@ def test_fenced_reply_is_repaired_without_asking_again(
 
 
 def test_schema_violation_is_asked_again_with_the_error(
-    ask: Ask, fake_server: FakeModelServer
+    ask: Memcli, fake_server: FakeModelServer
 ) -> None:
     def responder(body: dict[str, Any]) -> str:
         first = len(body["messages"]) == 1
@@ -135,7 +129,7 @@ def test_schema_violation_is_asked_again_with_the_error(
 
 
 def test_answer_with_badly_shaped_citations_is_still_used(
-    ask: Ask, fake_server: FakeModelServer
+    ask: Memcli, fake_server: FakeModelServer
 ) -> None:
     def responder(body: dict[str, Any]) -> str:
         cited = id_of(prompt_of(body), "Alfama hotel")
@@ -150,7 +144,7 @@ def test_answer_with_badly_shaped_citations_is_still_used(
     assert len(chat_bodies(fake_server)) == 3, "asked again twice before settling for it"
 
 
-def test_persistent_garbage_exits_6(ask: Ask, fake_server: FakeModelServer) -> None:
+def test_persistent_garbage_exits_6(ask: Memcli, fake_server: FakeModelServer) -> None:
     fake_server.responder = lambda body: "I would rather talk about the weather."
     result = ask("ask", QUESTION)
     assert result.exit_code == 6
@@ -163,9 +157,9 @@ def test_persistent_garbage_exits_6(ask: Ask, fake_server: FakeModelServer) -> N
 
 def test_refused_connection_exits_5_naming_the_url(tmp_path: Path) -> None:
     url = refused_url()
-    runner = Ask(tmp_path, url)
-    runner.ingest(tmp_path)
-    result = runner("ask", QUESTION)
+    cli = ask_cli(tmp_path, url)
+    ingest_turns(cli, tmp_path)
+    result = cli("ask", QUESTION)
     assert result.exit_code == 5
     assert result.stdout == ""
     assert f"cannot reach Ollama at {url}" in result.stderr
@@ -173,7 +167,7 @@ def test_refused_connection_exits_5_naming_the_url(tmp_path: Path) -> None:
 
 
 def test_repeated_question_is_answered_from_the_cache(
-    ask: Ask, fake_server: FakeModelServer
+    ask: Memcli, fake_server: FakeModelServer
 ) -> None:
     fake_server.responder = hotel_reply
     first = ask("ask", QUESTION)
@@ -184,7 +178,7 @@ def test_repeated_question_is_answered_from_the_cache(
     assert "0 model calls, 1 cached" in again.stderr
 
 
-def test_the_prompt_fences_memory_as_data(ask: Ask, fake_server: FakeModelServer) -> None:
+def test_the_prompt_fences_memory_as_data(ask: Memcli, fake_server: FakeModelServer) -> None:
     fake_server.responder = hotel_reply
     assert ask("ask", QUESTION).exit_code == 0
     body = chat_bodies(fake_server)[0]
@@ -198,9 +192,9 @@ def test_the_prompt_fences_memory_as_data(ask: Ask, fake_server: FakeModelServer
     assert body["options"]["temperature"] == 0
 
 
-def test_batch_mode_prints_one_line_per_question(ask: Ask, fake_server: FakeModelServer) -> None:
+def test_batch_mode_prints_one_line_per_question(ask: Memcli, fake_server: FakeModelServer) -> None:
     def responder(body: dict[str, Any]) -> str:
-        if "kitten" in prompt_of(body).split("## Question")[1]:
+        if "kitten" in read(body).values["question"]:
             cited = id_of(prompt_of(body), "her name is Miso")
             return json.dumps({"answer": "Her name is Miso.", "citations": [cited]})
         return hotel_reply(body)
@@ -217,9 +211,9 @@ def test_batch_mode_prints_one_line_per_question(ask: Ask, fake_server: FakeMode
 
 
 def test_nothing_retrieved_needs_no_model(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    runner = Ask(tmp_path, fake_server.ollama_url)
+    cli = ask_cli(tmp_path, fake_server.ollama_url)
     open_store(tmp_path / "memory.db").close()  # a store with nothing in it
-    result = runner("--json", "ask", QUESTION)
+    result = cli("--json", "ask", QUESTION)
     assert result.exit_code == 0, result.stderr
     record = json.loads(result.stdout)
     assert record["answer"] == NO_MEMORY and record["citations"] == []

@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from memcli.cli import app
+from tests.cli_runner import Memcli
 from tests.fakeserver import FakeModelServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,36 +17,22 @@ EXAMPLE = ROOT / "examples" / "chat.jsonl"
 TINY_LOCOMO = ROOT / "tests" / "data" / "eval" / "locomo-tiny.json"
 
 
-class Cli:
-    """Runs memcli in-process against one store and a config pointing at the fake server."""
-
-    def __init__(self, tmp_path: Path, server: FakeModelServer, provider: str = "ollama") -> None:
-        self.db = tmp_path / "memory.db"
-        self.config = tmp_path / "memcli.yaml"
-        self.write_config(provider, server.ollama_url)
-        self.runner = CliRunner()
-
-    def write_config(self, provider: str, url: str, model: str = "fake-embed") -> None:
-        self.config.write_text(
-            f"db: {self.db}\nembedding:\n  provider: {provider}\n  model: {model}\n"
-            f"  url: {url}\n  max_retries: 0\n"
-        )
-
-    def __call__(self, *args: str, input: str | None = None):
-        return self.runner.invoke(app, ["--config", str(self.config), *args], input=input)
-
-    def json(self, *args: str, input: str | None = None) -> list[dict]:
-        result = self("--json", *args, input=input)
-        assert result.exit_code == 0, result.stderr
-        return [json.loads(line) for line in result.stdout.splitlines()]
+def write_embedding(config: Path, provider: str, url: str, model: str = "fake-embed") -> None:
+    """A config whose store is memory.db beside it, with the given embedding model."""
+    config.write_text(
+        f"db: {config.parent / 'memory.db'}\nembedding:\n  provider: {provider}\n"
+        f"  model: {model}\n  url: {url}\n  max_retries: 0\n"
+    )
 
 
 @pytest.fixture
-def cli(tmp_path: Path, fake_server: FakeModelServer) -> Cli:
-    return Cli(tmp_path, fake_server)
+def cli(tmp_path: Path, fake_server: FakeModelServer) -> Memcli:
+    """memcli in-process; the config embeds with the fake server into tmp_path/memory.db."""
+    write_embedding(tmp_path / "memcli.yaml", "ollama", fake_server.ollama_url)
+    return Memcli(config=tmp_path / "memcli.yaml")
 
 
-def test_ingest_reports_and_is_idempotent(cli: Cli) -> None:
+def test_ingest_reports_and_is_idempotent(cli: Memcli) -> None:
     first = cli("ingest", str(EXAMPLE))
     assert first.exit_code == 0, first.stderr
     assert "16 new episodes in 3 sessions" in first.stdout
@@ -59,38 +44,38 @@ def test_ingest_reports_and_is_idempotent(cli: Cli) -> None:
     assert stats["embedding"] == {"provider": "ollama", "model": "fake-embed", "dim": 64}
 
 
-def test_ingest_from_stdin_with_format(cli: Cli) -> None:
+def test_ingest_from_stdin_with_format(cli: Memcli) -> None:
     text = "Ana: I planted tomatoes today\nBo: Nice, which kind?\nAna: Cherry tomatoes\n"
     result = cli("--json", "ingest", "--format", "transcript", "-", input=text)
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["new"] == 3
 
 
-def test_bad_line_rejects_whole_file(cli: Cli, tmp_path: Path) -> None:
+def test_bad_line_rejects_whole_file(cli: Memcli, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"content": "fine"}\n{"content": oops}\n{"content": "also fine"}\n')
     result = cli("ingest", str(bad))
     assert result.exit_code == 4
     assert "bad.jsonl:2:" in result.stderr
     assert result.stdout == ""
-    assert not cli.db.exists()  # the failed run leaves no new store behind
+    assert not (tmp_path / "memory.db").exists()  # the failed run leaves no new store behind
 
 
-def test_skip_invalid_keeps_the_good_records(cli: Cli, tmp_path: Path) -> None:
+def test_skip_invalid_keeps_the_good_records(cli: Memcli, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"content": "fine"}\n{"content": oops}\n{"content": "also fine"}\n')
     report = cli.json("ingest", "--skip-invalid", str(bad))[0]
     assert (report["new"], report["invalid"]) == (2, 1)
 
 
-def test_missing_file_is_not_found(cli: Cli, tmp_path: Path) -> None:
+def test_missing_file_is_not_found(cli: Memcli, tmp_path: Path) -> None:
     result = cli("ingest", str(tmp_path / "nope.jsonl"))
     assert result.exit_code == 4
     assert "nope.jsonl" in result.stderr
 
 
-def test_ask_context_only_json_contract(cli: Cli) -> None:
-    cli("ingest", str(EXAMPLE))
+def test_ask_context_only_json_contract(cli: Memcli) -> None:
+    cli.ok("ingest", EXAMPLE)
     question = "Which hotel in Alfama did we book rooms at?"
     out = cli.json("ask", "--context-only", "-k", "3", question)[0]
     assert set(out) == {"question", "context", "hits"}
@@ -104,15 +89,15 @@ def test_ask_context_only_json_contract(cli: Cli) -> None:
     assert scores == sorted(scores, reverse=True)
 
 
-def test_ask_text_output_is_the_context(cli: Cli) -> None:
-    cli("ingest", str(EXAMPLE))
+def test_ask_text_output_is_the_context(cli: Memcli) -> None:
+    cli.ok("ingest", EXAMPLE)
     result = cli("ask", "--context-only", "fado show with Ana")
     assert result.exit_code == 0
     assert "fado" in result.stdout and "Conversation excerpts" in result.stdout
 
 
-def test_ask_batch_from_stdin_one_line_each(cli: Cli) -> None:
-    cli("ingest", str(EXAMPLE))
+def test_ask_batch_from_stdin_one_line_each(cli: Memcli) -> None:
+    cli.ok("ingest", EXAMPLE)
     questions = "Where is the hotel?\n\nWhat is the cat called?\nWhen does Ana land?\n"
     rows = cli.json("ask", "--context-only", "-", input=questions)
     assert [r["question"] for r in rows] == [
@@ -125,38 +110,38 @@ def test_ask_batch_from_stdin_one_line_each(cli: Cli) -> None:
     assert len(text.stdout.splitlines()) == 4
 
 
-def test_every_strategy_answers(cli: Cli) -> None:
-    cli("ingest", str(EXAMPLE))
+def test_every_strategy_answers(cli: Memcli) -> None:
+    cli.ok("ingest", EXAMPLE)
     for strategy in ("lexical", "semantic", "hybrid"):
         out = cli.json("ask", "--context-only", "--strategy", strategy, "cat Miso keyboard")[0]
         assert out["hits"], strategy
         assert "Miso" in out["hits"][0]["text"]
 
 
-def test_unknown_strategy_is_a_config_error(cli: Cli) -> None:
-    cli("ingest", str(EXAMPLE))
+def test_unknown_strategy_is_a_config_error(cli: Memcli) -> None:
+    cli.ok("ingest", EXAMPLE)
     result = cli("ask", "--context-only", "--strategy", "hybird", "x")
     assert result.exit_code == 3
     assert "did you mean 'hybrid'" in result.stderr
 
 
-def test_ask_without_llm_says_how_to_configure(cli: Cli) -> None:
-    cli("ingest", str(EXAMPLE))
+def test_ask_without_llm_says_how_to_configure(cli: Memcli) -> None:
+    cli.ok("ingest", EXAMPLE)
     result = cli("ask", "Which hotel?")
     assert result.exit_code == 3
     assert "llm.provider" in result.stderr and "--context-only" in result.stderr
     assert result.stdout == ""
 
 
-def test_empty_store_gives_empty_context(cli: Cli) -> None:
+def test_empty_store_gives_empty_context(cli: Memcli, tmp_path: Path) -> None:
     from memcli.store import open_store
 
-    open_store(cli.db).close()  # a store that exists but holds nothing
+    open_store(tmp_path / "memory.db").close()  # a store that exists but holds nothing
     out = cli.json("ask", "--context-only", "anything at all")[0]
     assert out["hits"] == [] and out["context"] == ""
 
 
-def test_options_after_the_command(cli: Cli, tmp_path: Path) -> None:
+def test_options_after_the_command(cli: Memcli, tmp_path: Path) -> None:
     other = tmp_path / "other.db"
     result = cli("ingest", str(EXAMPLE), "--db", str(other), "--space", "work", "--json")
     assert result.exit_code == 0 and json.loads(result.stdout)["new"] == 16
@@ -165,15 +150,15 @@ def test_options_after_the_command(cli: Cli, tmp_path: Path) -> None:
     assert cli.json("inspect", "--db", str(other))[0]["nodes"] == {}
 
 
-def test_spaces_are_isolated(cli: Cli) -> None:
-    cli("--space", "alice", "ingest", str(EXAMPLE))
+def test_spaces_are_isolated(cli: Memcli) -> None:
+    cli.ok("--space", "alice", "ingest", EXAMPLE)
     out = cli.json("--space", "bob", "ask", "--context-only", "hotel")[0]
     assert out["hits"] == []
     assert cli.json("--space", "alice", "ask", "--context-only", "hotel")[0]["hits"]
 
 
-def test_inspect_node_shows_neighbours_and_provenance(cli: Cli) -> None:
-    cli("ingest", str(EXAMPLE))
+def test_inspect_node_shows_neighbours_and_provenance(cli: Memcli) -> None:
+    cli.ok("ingest", EXAMPLE)
     view = cli.json("inspect", "node", "ep2")[0]
     assert view["ref"] == "m2" and view["speaker"] == "assistant"
     assert {(n["direction"], n["node_id"]) for n in view["neighbours"]} == {
@@ -185,14 +170,14 @@ def test_inspect_node_shows_neighbours_and_provenance(cli: Cli) -> None:
     assert text.exit_code == 0 and "NEXT" in text.stdout
 
 
-def test_inspect_unknown_node_is_not_found(cli: Cli) -> None:
-    cli("ingest", str(EXAMPLE))
+def test_inspect_unknown_node_is_not_found(cli: Memcli) -> None:
+    cli.ok("ingest", EXAMPLE)
     result = cli("inspect", "node", "ep999")
     assert result.exit_code == 4
     assert "ep999" in result.stderr
 
 
-def test_config_command_masks_secrets(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_command_masks_secrets(cli: Memcli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-do-not-print")
     result = cli("config")
     assert result.exit_code == 0
@@ -201,16 +186,16 @@ def test_config_command_masks_secrets(cli: Cli, monkeypatch: pytest.MonkeyPatch)
     assert str(cli.config) in result.stderr
 
 
-def test_bad_config_exits_3(cli: Cli) -> None:
+def test_bad_config_exits_3(cli: Memcli) -> None:
     cli.config.write_text("retrieval:\n  k: lots\n")
     result = cli("inspect")
     assert result.exit_code == 3
     assert "retrieval.k" in result.stderr
 
 
-def test_model_change_needs_reindex(cli: Cli, fake_server: FakeModelServer) -> None:
-    cli("ingest", str(EXAMPLE))
-    cli.write_config("ollama", fake_server.ollama_url, model="other-embed")
+def test_model_change_needs_reindex(cli: Memcli, fake_server: FakeModelServer) -> None:
+    cli.ok("ingest", EXAMPLE)
+    write_embedding(cli.config, "ollama", fake_server.ollama_url, model="other-embed")
     result = cli("ask", "--context-only", "hotel")
     assert result.exit_code == 3
     assert "memcli reindex" in result.stderr
@@ -219,33 +204,33 @@ def test_model_change_needs_reindex(cli: Cli, fake_server: FakeModelServer) -> N
     assert cli.json("ask", "--context-only", "hotel")[0]["hits"]
 
 
-def test_unreachable_embedder_exits_5_and_writes_nothing(cli: Cli, tmp_path: Path) -> None:
+def test_unreachable_embedder_exits_5_and_writes_nothing(cli: Memcli, tmp_path: Path) -> None:
     from tests.fakeserver import refused_url
 
-    cli.write_config("ollama", refused_url())
+    write_embedding(cli.config, "ollama", refused_url())
     result = cli("ingest", str(EXAMPLE))
     assert result.exit_code == 5
     assert "127.0.0.1" in result.stderr
-    assert not cli.db.exists()  # the failed run leaves no new store behind
+    assert not (tmp_path / "memory.db").exists()  # the failed run leaves no new store behind
 
 
-def test_fulltext_only_store_works(cli: Cli) -> None:
-    cli.write_config("none", "")
-    cli("ingest", str(EXAMPLE))
+def test_fulltext_only_store_works(cli: Memcli) -> None:
+    write_embedding(cli.config, "none", "")
+    cli.ok("ingest", EXAMPLE)
     out = cli.json("ask", "--context-only", "Casa do Largo")[0]
     assert "Casa do Largo" in out["hits"][0]["text"]
     result = cli("ask", "--context-only", "--strategy", "semantic", "hotel")
     assert result.exit_code == 3 and "embedding" in result.stderr
 
 
-def test_debug_shows_traceback_only_when_asked(cli: Cli) -> None:
+def test_debug_shows_traceback_only_when_asked(cli: Memcli) -> None:
     plain = cli("inspect", "node", "ep1")
     assert "Traceback" not in plain.stderr
     debug = cli("--debug", "inspect", "node", "ep1")
     assert debug.exit_code == 4 and "Traceback" in debug.stderr
 
 
-def test_eval_locomo_on_a_tiny_fixture(cli: Cli, tmp_path: Path) -> None:
+def test_eval_locomo_on_a_tiny_fixture(cli: Memcli, tmp_path: Path) -> None:
     out_file = tmp_path / "results.json"
     result = cli(
         "eval",
@@ -269,7 +254,7 @@ def test_eval_locomo_on_a_tiny_fixture(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_help_has_examples_and_start_up_is_light() -> None:
-    result = CliRunner().invoke(app, ["ingest", "--help"])
+    result = Memcli()("ingest", "--help")
     assert result.exit_code == 0 and "memcli ingest" in result.stdout
     code = (
         "import sys, memcli.cli\n"
@@ -297,8 +282,8 @@ def test_installed_entry_point_runs(tmp_path: Path) -> None:
     assert module.returncode == 0 and module.stdout.startswith("memcli ")
 
 
-def test_eval_never_stores_benchmark_annotations(cli: Cli, tmp_path: Path) -> None:
-    cli("ingest", str(TINY_LOCOMO))
+def test_eval_never_stores_benchmark_annotations(cli: Memcli, tmp_path: Path) -> None:
+    cli.ok("ingest", TINY_LOCOMO)
     out = cli.json("ask", "--context-only", "SECRET-ANNOTATION-TEXT adversarial")[0]
     assert all("SECRET" not in h["text"] for h in out["hits"])
     assert cli.json("inspect")[0]["nodes"] == {"episode": 8}

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from memcli.cli import app
-from tests.consolidate_helpers import CHAT, config_file
-from tests.consolidate_llm import ScriptedLLM
+from tests.cli_runner import Memcli
+from tests.consolidate_helpers import config_file
+from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer
 from tests.reliability import write_config
+from tests.stores import StoreCache
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "chat.jsonl"
@@ -21,20 +21,19 @@ TINY_LOCOMO = ROOT / "tests" / "data" / "eval" / "locomo-tiny.json"
 BAD_LOCOMO = ROOT / "tests" / "data" / "readers" / "locomo-mini.json"
 
 
-def run(tmp_path: Path, *args: str, env: dict[str, str] | None = None, input: str | None = None):
-    """memcli with a config in tmp_path (embeddings off) and the store tmp_path/m.db."""
-    config = tmp_path / "memcli.yaml"
+def cli(folder: Path) -> Memcli:
+    """memcli in-process with the config folder/memcli.yaml (embeddings off unless a test
+    wrote another) and the store folder/m.db."""
+    config = folder / "memcli.yaml"
     if not config.exists():
-        write_config(tmp_path)
-    argv = ["--config", str(config), "--db", str(tmp_path / "m.db"), *args]
-    return CliRunner().invoke(app, argv, env=env, input=input)
+        write_config(folder)
+    return Memcli(config=config, db=folder / "m.db")
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
     """tmp_path holding a config and a store with the example chat."""
-    result = run(tmp_path, "ingest", str(EXAMPLE))
-    assert result.exit_code == 0, result.stderr
+    cli(tmp_path).ok("ingest", EXAMPLE)
     return tmp_path
 
 
@@ -53,16 +52,16 @@ def failed(result, code: int, *phrases: str) -> None:
 
 def test_graph_output_to_a_missing_directory_or_a_directory_exits_4(store: Path) -> None:
     missing = store / "no" / "such" / "g.xml"
-    failed(run(store, "inspect", "graph", "-o", str(missing)), 4, f"cannot write {missing}")
-    failed(run(store, "inspect", "graph", "-o", str(store)), 4, "it is a directory")
+    failed(cli(store)("inspect", "graph", "-o", str(missing)), 4, f"cannot write {missing}")
+    failed(cli(store)("inspect", "graph", "-o", str(store)), 4, "it is a directory")
 
 
 def test_eval_checks_json_out_before_it_runs(tmp_path: Path) -> None:
     target = tmp_path / "missing" / "r.json"
     # The input does not exist either: the output path is checked first, before any work.
-    result = run(tmp_path, "eval", "locomo", str(tmp_path / "none.json"), "--json-out", str(target))
+    result = cli(tmp_path)("eval", "locomo", str(tmp_path / "none.json"), "--json-out", str(target))
     failed(result, 4, f"cannot write {target}")
-    failed(run(tmp_path, "eval", "locomo", str(TINY_LOCOMO), "--json-out", str(tmp_path)), 4)
+    failed(cli(tmp_path)("eval", "locomo", str(TINY_LOCOMO), "--json-out", str(tmp_path)), 4)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["memcli.yaml"]
 
 
@@ -70,7 +69,7 @@ def test_eval_checks_json_out_before_it_runs(tmp_path: Path) -> None:
 
 
 def test_a_duration_before_year_one_is_a_usage_error(store: Path) -> None:
-    result = run(store, "prune", "--older-than", "100000y", "--dry-run")
+    result = cli(store)("prune", "--older-than", "100000y", "--dry-run")
     failed(result, 2, "before year 1")
 
 
@@ -92,14 +91,14 @@ def test_a_duration_before_year_one_is_a_usage_error(store: Path) -> None:
 def test_usage_errors_are_one_message_and_exit_2(
     tmp_path: Path, args: list[str], phrase: str, help_of: str
 ) -> None:
-    result = CliRunner().invoke(app, args)
+    result = Memcli()(*args)
     failed(result, 2, phrase, f"fix: see `{help_of} --help`")
     assert len(result.stderr.splitlines()) == 2 and "╭" not in result.stderr
 
 
 def test_help_still_exits_0_on_stdout() -> None:
     for args in (["--help"], ["ask", "--help"], ["eval", "--help"]):
-        result = CliRunner().invoke(app, args)
+        result = Memcli()(*args)
         assert (result.exit_code, result.stderr) == (0, ""), args
         assert "Usage" in result.stdout
 
@@ -110,8 +109,7 @@ def test_help_still_exits_0_on_stdout() -> None:
 def test_config_accepts_db_and_space_after_the_command(tmp_path: Path) -> None:
     config = write_config(tmp_path)
     db = tmp_path / "other.db"
-    argv = ["--config", str(config), "config", "--db", str(db), "--space", "work", "--json"]
-    result = CliRunner().invoke(app, argv)
+    result = Memcli(config=config)("config", "--db", db, "--space", "work", "--json")
     assert result.exit_code == 0, result.stderr
     shown = json.loads(result.stdout)
     assert (shown["db"], shown["space"]) == (str(db), "work")
@@ -122,18 +120,18 @@ def test_config_accepts_db_and_space_after_the_command(tmp_path: Path) -> None:
 
 
 def test_inspect_graph_json_is_one_line(store: Path) -> None:
-    result = run(store, "--json", "inspect", "graph")
+    result = cli(store)("--json", "inspect", "graph")
     assert result.exit_code == 0, result.stderr
     assert len(result.stdout.splitlines()) == 1
     graph = json.loads(result.stdout)
     assert graph["space"] == "default" and len(graph["nodes"]) == 16
-    same = run(store, "inspect", "graph", "--json", "--format", "json")
+    same = cli(store)("inspect", "graph", "--json", "--format", "json")
     assert same.stdout == result.stdout
 
 
 def test_inspect_graph_json_with_another_format_is_a_usage_error(store: Path) -> None:
     for fmt in ("graphml", "dot"):
-        failed(run(store, "--json", "inspect", "graph", "--format", fmt), 2, "--json", fmt)
+        failed(cli(store)("--json", "inspect", "graph", "--format", fmt), 2, "--json", fmt)
 
 
 # -- 6. empty model names -----------------------------------------------------------------
@@ -143,7 +141,7 @@ def test_an_empty_llm_model_is_a_config_error_before_any_request(
     store: Path, fake_server: FakeModelServer
 ) -> None:
     env = {"MEMCLI_LLM_PROVIDER": "ollama", "MEMCLI_LLM_URL": fake_server.ollama_url}
-    failed(run(store, "ask", "Lisbon", env=env), 3, "llm.model is empty", "MEMCLI_LLM_MODEL")
+    failed(cli(store)("ask", "Lisbon", env=env), 3, "llm.model is empty", "MEMCLI_LLM_MODEL")
     assert fake_server.requests == []
 
 
@@ -151,7 +149,7 @@ def test_an_empty_embedding_model_is_a_config_error(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
     write_config(tmp_path, embedding={"provider": "ollama", "model": "", "url": fake_server.url})
-    failed(run(tmp_path, "ingest", str(EXAMPLE)), 3, "embedding.model is empty")
+    failed(cli(tmp_path)("ingest", str(EXAMPLE)), 3, "embedding.model is empty")
     assert fake_server.requests == [] and not (tmp_path / "m.db").exists()
 
 
@@ -159,12 +157,12 @@ def test_an_empty_embedding_model_is_a_config_error(
 
 
 def test_eval_reports_bad_turns_as_ingest_does(tmp_path: Path) -> None:
-    evaluated = run(tmp_path, "eval", "locomo", str(BAD_LOCOMO))
+    evaluated = cli(tmp_path)("eval", "locomo", str(BAD_LOCOMO))
     failed(evaluated, 4, f"{BAD_LOCOMO}:29: conv1 session_1: missing session_1_date_time")
     assert "memcli-eval-" not in evaluated.stderr and "or pass --skip-invalid" not in (
         evaluated.stderr
     )
-    ingested = run(tmp_path, "ingest", str(BAD_LOCOMO))
+    ingested = cli(tmp_path)("ingest", str(BAD_LOCOMO))
     problems = [line for line in ingested.stderr.splitlines() if "fix:" not in line]
     assert [line for line in evaluated.stderr.splitlines() if "fix:" not in line] == problems
 
@@ -177,16 +175,19 @@ def test_eval_reports_bad_turns_as_ingest_does(tmp_path: Path) -> None:
     [("facts", "facts", 1), ("summarize", "summarize", 1), ("link", "relate", 2)],
 )
 def test_a_failed_unit_counts_toward_the_limit(
-    tmp_path: Path, fake_server: FakeModelServer, stage: str, task: str, limit: int
+    stores: StoreCache,
+    tmp_path: Path,
+    fake_server: FakeModelServer,
+    stage: str,
+    task: str,
+    limit: int,
 ) -> None:
+    stores.copy("chat-no-llm", tmp_path / "memory.db")  # the chat after `consolidate --no-llm`
     llm = ScriptedLLM()
     fake_server.responder = llm
-    cfg = str(config_file(tmp_path, fake_server))
-    for args in (["ingest", str(CHAT)], ["consolidate", "--no-llm", "--flush"]):
-        assert CliRunner().invoke(app, ["--config", cfg, *args]).exit_code == 0
+    memcli = Memcli(config=config_file(tmp_path, fake_server))
     llm.always_bad = {task}
-    argv = ["--config", cfg, "--json", "consolidate", "--stage", stage, "--limit", str(limit)]
-    result = CliRunner().invoke(app, argv)
+    result = memcli("--json", "consolidate", "--stage", stage, "--limit", limit)
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)["stages"][stage]
     assert report["failures"] == 1 and report["pending"] > 1
@@ -197,15 +198,15 @@ def test_a_failed_unit_counts_toward_the_limit(
 
 
 def test_a_store_that_cannot_be_opened_says_so_with_a_fix(tmp_path: Path) -> None:
-    run(tmp_path, "ingest", str(EXAMPLE))
+    cli(tmp_path)("ingest", str(EXAMPLE))
     (tmp_path / "m.db-wal").unlink(missing_ok=True)
     (tmp_path / "m.db-wal").mkdir()  # SQLite cannot create its write-ahead log
-    failed(run(tmp_path, "inspect"), 7, "cannot open database", "writable")
+    failed(cli(tmp_path)("inspect"), 7, "cannot open database", "writable")
 
 
 def test_a_file_that_is_no_store_says_so_with_a_fix(tmp_path: Path) -> None:
     (tmp_path / "m.db").write_bytes(b"not a database at all\n" * 200)
-    result = run(tmp_path, "inspect")
+    result = cli(tmp_path)("inspect")
     failed(result, 7, "is not a memcli database", "pass --db the path of a memcli store")
 
 
@@ -226,7 +227,7 @@ def test_a_file_that_is_no_store_says_so_with_a_fix(tmp_path: Path) -> None:
     ],
 )
 def test_reading_commands_never_create_a_store(tmp_path: Path, args: list[str]) -> None:
-    failed(run(tmp_path, *args), 4, f"no memory store at {tmp_path / 'm.db'}", "memcli ingest")
+    failed(cli(tmp_path)(*args), 4, f"no memory store at {tmp_path / 'm.db'}", "memcli ingest")
     assert not (tmp_path / "m.db").exists()
 
 
@@ -243,22 +244,22 @@ def test_a_failed_ingest_leaves_no_new_store(
 ) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"content": oops}\n')
-    failed(run(tmp_path, *[str(bad) if a == "BAD" else a for a in args], env=env), code)
+    failed(cli(tmp_path)(*[str(bad) if a == "BAD" else a for a in args], env=env), code)
     assert not list(tmp_path.glob("m.db*"))
 
 
 def test_a_failed_ingest_keeps_an_existing_store(store: Path) -> None:
     bad = store / "bad.jsonl"
     bad.write_text('{"content": oops}\n')
-    failed(run(store, "ingest", str(bad)), 4)
-    assert json.loads(run(store, "--json", "inspect").stdout)["nodes"] == {"episode": 16}
+    failed(cli(store)("ingest", str(bad)), 4)
+    assert json.loads(cli(store)("--json", "inspect").stdout)["nodes"] == {"episode": 16}
 
 
 # -- 11. an unknown --format name ---------------------------------------------------------
 
 
 def test_an_unknown_ingest_format_is_a_usage_error(tmp_path: Path) -> None:
-    result = run(tmp_path, "ingest", "--format", "xml", str(EXAMPLE))
+    result = cli(tmp_path)("ingest", "--format", "xml", str(EXAMPLE))
     failed(result, 2, "unknown format 'xml'", "chat, jsonl, locomo, transcript")
 
 
@@ -267,13 +268,13 @@ def test_an_unknown_ingest_format_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_batch_ask_gives_one_line_per_input_line(store: Path) -> None:
     questions = "Lisbon hotel\n\n   \nwhich train?\n"
-    result = run(store, "--json", "ask", "--context-only", "-", input=questions)
+    result = cli(store)("--json", "ask", "--context-only", "-", input=questions)
     assert result.exit_code == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["question"] for r in rows] == ["Lisbon hotel", "", "", "which train?"]
     assert rows[1] == {"question": "", "context": "", "hits": []}
     assert rows[0]["hits"] and rows[3]["hits"]
-    text = run(store, "ask", "--context-only", "-", input=questions)
+    text = cli(store)("ask", "--context-only", "-", input=questions)
     assert text.exit_code == 0, text.stderr
     lines = text.stdout.split("\n")
     assert len(lines) == 5 and lines[1:3] == ["", ""] and lines[0] and lines[3]
@@ -284,17 +285,17 @@ def test_batch_ask_gives_one_line_per_input_line(store: Path) -> None:
 
 def test_an_unknown_embedding_provider_is_named_on_a_filled_store(store: Path) -> None:
     env = {"MEMCLI_EMBEDDING_PROVIDER": "bogus"}
-    result = run(store, "ask", "--context-only", "x", env=env)
+    result = cli(store)("ask", "--context-only", "x", env=env)
     failed(result, 3, "unknown embedding provider 'bogus'", "local, ollama, openai, none")
     assert "reindex" not in result.stderr
 
 
 def test_config_errors_say_what_is_wrong_with_a_fix(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["--config", str(tmp_path), "config"])
+    result = Memcli(config=tmp_path)("config")
     failed(result, 4, f"config file {tmp_path} is a directory")
     bad = tmp_path / "bad.yaml"
     bad.write_text("llm:\n  model: [unclosed\n")
-    failed(CliRunner().invoke(app, ["--config", str(bad), "config"]), 3, "invalid YAML")
+    failed(Memcli(config=bad)("config"), 3, "invalid YAML")
 
 
 # -- 16. help and the DOT export ----------------------------------------------------------
@@ -305,14 +306,14 @@ def test_config_errors_say_what_is_wrong_with_a_fix(tmp_path: Path) -> None:
     [["config"], ["reindex"], ["inspect", "stats"], ["inspect", "node"], ["eval"], ["inspect"]],
 )
 def test_help_has_examples(args: list[str]) -> None:
-    result = CliRunner().invoke(app, [*args, "--help"])
+    result = Memcli()(*args, "--help")
     assert result.exit_code == 0 and "Examples" in result.stdout
     examples = result.stdout.split("Examples")[1]
     assert "memcli " in examples and f" {args[-1]}" in examples
 
 
 def test_dot_export_names_speaker_and_time(store: Path) -> None:
-    result = run(store, "inspect", "graph", "--format", "dot")
+    result = cli(store)("inspect", "graph", "--format", "dot")
     assert result.exit_code == 0, result.stderr
     first = next(line for line in result.stdout.splitlines() if line.startswith('  "ep1"'))
     assert 'speaker="user"' in first and 'timestamp="2024-03-02T09:14:00"' in first
@@ -322,7 +323,7 @@ def test_dot_export_names_speaker_and_time(store: Path) -> None:
 
 
 def test_quiet_consolidate_prints_nothing_on_success(store: Path) -> None:
-    result = run(store, "-q", "consolidate", "--flush")
+    result = cli(store)("-q", "consolidate", "--flush")
     assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
-    again = run(store, "-q", "--json", "consolidate")
+    again = cli(store)("-q", "--json", "consolidate")
     assert again.exit_code == 0 and json.loads(again.stdout)["locked"] is False

@@ -17,9 +17,10 @@ import pytest
 from memcli.consolidate.normalize import canonical_label
 from memcli.errors import ProviderUnreachable, UsageError
 from memcli.ops import Memory
-from tests.consolidate_helpers import config, graph_counts, ingested
-from tests.consolidate_llm import ScriptedLLM
+from tests.consolidate_helpers import config, graph_counts, ingested, opened
+from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer, refused_url
+from tests.stores import LOCOMO_DEV, Built, StoreCache
 
 NO_LLM = ("link", "facts", "reflect")
 
@@ -42,14 +43,17 @@ def _scripted(server: FakeModelServer) -> ScriptedLLM:
 # -- without an LLM ----------------------------------------------------------------------------
 
 
-def test_no_llm_builds_segments_and_concepts(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    mem = ingested(tmp_path, fake_server)
-    report = mem.consolidate(flush=True, no_llm=True)
-    stages = report.to_dict()["stages"]
+def test_no_llm_builds_segments_and_concepts(
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    built = stores.copy("chat-no-llm", tmp_path / "memory.db")  # consolidate(no_llm=True)
+    mem = opened(tmp_path, fake_server)
+    report = built.info["report"]
+    stages = report["stages"]
     assert [stages[s]["status"] for s in ("segment", "summarize", "concepts")] == ["done"] * 3
     for name in NO_LLM:
         assert stages[name]["status"] == "skipped" and "needs an LLM" in stages[name]["reason"]
-    assert report.totals()["llm_calls"] == 0 and not fake_server.requests_to("/api/chat")
+    assert report["totals"]["llm_calls"] == 0 and built.info["chat_requests"] == 0
 
     owner = _part_of(mem)
     episodes = {n.id: n for n in mem.store.iter_nodes(mem.space, "episode")}
@@ -78,9 +82,11 @@ def test_no_llm_builds_segments_and_concepts(tmp_path: Path, fake_server: FakeMo
     assert mem.stats()["consolidation"]["pending"]["segment"] == 0
 
 
-def test_second_run_changes_nothing(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    mem = ingested(tmp_path, fake_server)
-    mem.consolidate(flush=True, no_llm=True)
+def test_second_run_changes_nothing(
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    stores.copy("chat-no-llm", tmp_path / "memory.db")  # consolidate(no_llm=True) ran once
+    mem = opened(tmp_path, fake_server)
     before = graph_counts(mem)
     again = mem.consolidate(flush=True, no_llm=True)
     assert graph_counts(mem) == before
@@ -97,8 +103,8 @@ def test_no_embeddings_fall_back_to_word_statistics(tmp_path: Path) -> None:
     assert not mem.store.has_vectors()
 
 
-def test_open_session_waits_for_flush(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    mem = ingested(tmp_path, fake_server)
+def test_open_session_waits_for_flush(chat_store: Path, fake_server: FakeModelServer) -> None:
+    mem = opened(chat_store, fake_server)
     report = mem.consolidate(no_llm=True)
     last_session = 8  # s3 is the newest session: nothing after it has started yet
     assert report.stage("segment").pending == last_session
@@ -109,9 +115,9 @@ def test_open_session_waits_for_flush(tmp_path: Path, fake_server: FakeModelServ
 
 
 def test_a_full_buffer_is_consolidated_without_flush(
-    tmp_path: Path, fake_server: FakeModelServer
+    chat_store: Path, fake_server: FakeModelServer
 ) -> None:
-    mem = ingested(tmp_path, fake_server, buffer_tokens=60)
+    mem = opened(chat_store, fake_server, buffer_tokens=60)
     report = mem.consolidate(no_llm=True, stages=["segment"])
     s3 = {n.id for n in mem.store.iter_nodes(mem.space, "episode") if n.session == "s3"}
     done = s3 & set(_part_of(mem))
@@ -119,8 +125,8 @@ def test_a_full_buffer_is_consolidated_without_flush(
     assert 0 < report.stage("segment").pending < len(s3)
 
 
-def test_limit_and_stage_selection(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    mem = ingested(tmp_path, fake_server)
+def test_limit_and_stage_selection(chat_store: Path, fake_server: FakeModelServer) -> None:
+    mem = opened(chat_store, fake_server)
     report = mem.consolidate(flush=True, no_llm=True, limit=1, stages=["segment,concepts"])
     assert report.stage("segment").items == 1 and report.stage("segment").pending > 0
     assert report.stage("segment").reason == "stopped by --limit"
@@ -130,8 +136,8 @@ def test_limit_and_stage_selection(tmp_path: Path, fake_server: FakeModelServer)
         mem.consolidate(stages=["segments"])
 
 
-def test_dry_run_writes_nothing(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    mem = ingested(tmp_path, fake_server)
+def test_dry_run_writes_nothing(chat_store: Path, fake_server: FakeModelServer) -> None:
+    mem = opened(chat_store, fake_server)
     before = graph_counts(mem)
     report = mem.consolidate(dry_run=True)
     assert graph_counts(mem) == before and mem.store.last_runs(mem.space) == []
@@ -147,13 +153,14 @@ def test_dry_run_writes_nothing(tmp_path: Path, fake_server: FakeModelServer) ->
 # -- with a scripted LLM ------------------------------------------------------------------------
 
 
-def test_llm_pipeline_end_to_end(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    llm = _scripted(fake_server)
-    mem = ingested(tmp_path, fake_server)
-    report = mem.consolidate(flush=True)
-    stages = report.to_dict()["stages"]
+def test_llm_pipeline_end_to_end(
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    built = stores.copy("chat-scripted", tmp_path / "memory.db")  # consolidate(flush=True)
+    mem = opened(tmp_path, fake_server)
+    stages = built.info["report"]["stages"]
     assert all(stages[s]["status"] == "done" for s in stages), stages
-    assert report.totals()["failures"] == 0 and llm.reasks.total() == 0
+    assert built.info["report"]["totals"]["failures"] == 0 and built.info["reasks"] == {}
     assert stages["facts"]["dropped"] > 0 and stages["link"]["dropped"] > 0
     assert stages["segment"]["dropped"] > 0  # the out-of-range turn number
     assert stages["facts"]["unsupported_facts"] >= 1
@@ -193,24 +200,24 @@ def test_llm_pipeline_end_to_end(tmp_path: Path, fake_server: FakeModelServer) -
 
 
 def test_rerun_answers_from_cache_and_changes_nothing(
-    tmp_path: Path, fake_server: FakeModelServer
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
+    stores.copy("chat-scripted", tmp_path / "memory.db")  # consolidated by the scripted model
     llm = _scripted(fake_server)
-    mem = ingested(tmp_path, fake_server)
-    mem.consolidate(flush=True)
-    before, calls = graph_counts(mem), llm.calls.total()
+    mem = opened(tmp_path, fake_server)
+    before = graph_counts(mem)
     again = mem.consolidate(flush=True)
-    assert again.totals()["llm_calls"] == 0 and llm.calls.total() == calls
+    assert again.totals()["llm_calls"] == 0 and llm.calls.total() == 0
     assert graph_counts(mem) == before
 
 
 def test_a_crashed_unit_is_redone_from_the_cache(
-    tmp_path: Path, fake_server: FakeModelServer
+    stores: StoreCache, chat_store: Path, fake_server: FakeModelServer
 ) -> None:
     """Replies obtained before a crash are not paid for again, and the graph comes out the
     same as an uninterrupted run's."""
     llm = _scripted(fake_server)
-    mem = ingested(tmp_path / "a", fake_server)
+    mem = opened(chat_store, fake_server)
     broken = dataclasses.replace(mem.cfg.embedding, url=refused_url(), max_retries=0)
     crashing = Memory(dataclasses.replace(mem.cfg, embedding=broken), store=mem.store)
     with pytest.raises(ProviderUnreachable):
@@ -221,39 +228,37 @@ def test_a_crashed_unit_is_redone_from_the_cache(
     resumed = mem.consolidate(flush=True)
     assert resumed.totals()["cache_hits"] == paid
     assert llm.calls.total() == paid + resumed.totals()["llm_calls"]
-    straight = ingested(tmp_path / "b", fake_server)
-    straight.consolidate(flush=True)
-    assert graph_counts(mem) == graph_counts(straight)
+    straight = stores.get("chat-scripted").info["counts"]  # one uninterrupted run
+    assert [*graph_counts(mem)] == straight
 
 
 def test_kill_between_stages_resumes_from_cache(
-    tmp_path: Path, fake_server: FakeModelServer
+    stores: StoreCache, chat_store: Path, fake_server: FakeModelServer
 ) -> None:
     """A run that stopped after some stages (the rest pending) ends like a full run."""
     _scripted(fake_server)
-    full = ingested(tmp_path / "a", fake_server)
-    full.consolidate(flush=True)
-    part = ingested(tmp_path / "b", fake_server)
+    full = stores.get("chat-scripted").info["counts"]  # one full run
+    part = opened(chat_store, fake_server)
     part.consolidate(flush=True, stages=["segment", "summarize", "link"])
     part.consolidate(flush=True)
-    assert graph_counts(part) == graph_counts(full)
+    assert [*graph_counts(part)] == full
 
 
 def test_malformed_json_is_repaired_without_asking_again(
-    tmp_path: Path, fake_server: FakeModelServer
+    chat_store: Path, fake_server: FakeModelServer
 ) -> None:
     llm = _scripted(fake_server)
     llm.fenced = True
-    mem = ingested(tmp_path, fake_server)
+    mem = opened(chat_store, fake_server)
     report = mem.consolidate(flush=True)
     assert report.totals()["failures"] == 0 and llm.reasks.total() == 0
     assert graph_counts(mem)[0]["fact"] > 0
 
 
-def test_schema_violation_is_asked_again(tmp_path: Path, fake_server: FakeModelServer) -> None:
+def test_schema_violation_is_asked_again(chat_store: Path, fake_server: FakeModelServer) -> None:
     llm = _scripted(fake_server)
     llm.bad_first = {"facts"}
-    mem = ingested(tmp_path, fake_server)
+    mem = opened(chat_store, fake_server)
     report = mem.consolidate(flush=True)
     chunks = report.stage("facts").items
     assert llm.reasks["facts"] == chunks > 0
@@ -263,11 +268,11 @@ def test_schema_violation_is_asked_again(tmp_path: Path, fake_server: FakeModelS
 
 
 def test_invalid_replies_are_counted_and_left_pending(
-    tmp_path: Path, fake_server: FakeModelServer
+    chat_store: Path, fake_server: FakeModelServer
 ) -> None:
     llm = _scripted(fake_server)
     llm.always_bad = {"reflect"}
-    mem = ingested(tmp_path, fake_server)
+    mem = opened(chat_store, fake_server)
     report = mem.consolidate(flush=True)
     reflect = report.stage("reflect")
     assert reflect.failures == reflect.pending // 20 + (1 if reflect.pending % 20 else 0)
@@ -279,17 +284,17 @@ def test_invalid_replies_are_counted_and_left_pending(
     assert health["totals"]["failures"] == reflect.failures
 
 
-def test_server_errors_are_retried(tmp_path: Path, fake_server: FakeModelServer) -> None:
+def test_server_errors_are_retried(chat_store: Path, fake_server: FakeModelServer) -> None:
     _scripted(fake_server)
-    mem = ingested(tmp_path, fake_server)
+    mem = opened(chat_store, fake_server)
     fake_server.fail_next(1, status=503)
     report = mem.consolidate(flush=True)
     assert report.totals()["failures"] == 0
     assert graph_counts(mem)[0]["fact"] > 0
 
 
-def test_unreachable_model_fails_cleanly(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    mem = ingested(tmp_path, fake_server, llm_url=refused_url())
+def test_unreachable_model_fails_cleanly(chat_store: Path, fake_server: FakeModelServer) -> None:
+    mem = opened(chat_store, fake_server, llm_url=refused_url())
     before = graph_counts(mem)
     with pytest.raises(ProviderUnreachable, match="cannot reach"):
         mem.consolidate(flush=True)
@@ -299,8 +304,8 @@ def test_unreachable_model_fails_cleanly(tmp_path: Path, fake_server: FakeModelS
     assert mem.store.try_lock("consolidate") is None  # the lock was released
 
 
-def test_timeouts_fail_the_stage(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    mem = ingested(tmp_path, fake_server)
+def test_timeouts_fail_the_stage(chat_store: Path, fake_server: FakeModelServer) -> None:
+    mem = opened(chat_store, fake_server)
     llm = dataclasses.replace(mem.cfg.llm, timeout=0.2, max_retries=0)
     slow = Memory(dataclasses.replace(mem.cfg, llm=llm), store=mem.store)
     fake_server.delay = 0.6
@@ -310,9 +315,9 @@ def test_timeouts_fail_the_stage(tmp_path: Path, fake_server: FakeModelServer) -
 
 
 def test_rows_of_a_killed_run_are_marked_interrupted(
-    tmp_path: Path, fake_server: FakeModelServer
+    chat_store: Path, fake_server: FakeModelServer
 ) -> None:
-    mem = ingested(tmp_path, fake_server)
+    mem = opened(chat_store, fake_server)
     mem.store.run_start(mem.space, "segment")  # what a killed run leaves behind
     mem.consolidate(no_llm=True, stages=["concepts"])
     runs = {r["stage"]: r for r in mem.store.last_runs(mem.space)}
@@ -322,15 +327,12 @@ def test_rows_of_a_killed_run_are_marked_interrupted(
 
 # -- the LoCoMo dev conversations (outside the repository; skipped when absent) -----------------
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
-needs_dev = pytest.mark.skipif(not DEV.is_file(), reason="LoCoMo dev file not available")
+needs_dev = pytest.mark.skipif(LOCOMO_DEV is None, reason="LoCoMo dev file not available")
 
 
-@needs_dev
-def test_no_llm_on_the_dev_file(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    mem = Memory(config(tmp_path, fake_server, llm=False))
-    mem.ingest([str(DEV)], fmt="locomo")
-    mem.consolidate(flush=True)
+def test_no_llm_on_the_dev_file(dev_store: Built, fake_server: FakeModelServer) -> None:
+    # dev_store: the dev file ingested, then consolidate(flush=True, no_llm=True)
+    mem = opened(dev_store.path.parent, fake_server, llm=False)
     nodes, edges = graph_counts(mem)
     assert nodes["segment"] > 50 and nodes["concept"] > 50
     assert edges["PART_OF"] == nodes["episode"] and edges["HAS_CONCEPT"] > nodes["concept"]
@@ -345,7 +347,8 @@ def test_no_llm_on_the_dev_file(tmp_path: Path, fake_server: FakeModelServer) ->
 @needs_dev
 def test_scripted_llm_over_a_dev_conversation(tmp_path: Path, fake_server: FakeModelServer) -> None:
     llm = _scripted(fake_server)
-    first = json.loads(DEV.read_text())[0]
+    assert LOCOMO_DEV is not None
+    first = json.loads(LOCOMO_DEV.read_text())[0]
     conversation = tmp_path / "conv.json"
     conversation.write_text(json.dumps({"conversation": first["conversation"]}))
     mem = Memory(config(tmp_path, fake_server))
@@ -367,11 +370,11 @@ def test_scripted_llm_over_a_dev_conversation(tmp_path: Path, fake_server: FakeM
 
 
 def test_near_duplicate_concepts_are_merged_with_their_edges(
-    tmp_path: Path, fake_server: FakeModelServer
+    chat_store: Path, fake_server: FakeModelServer
 ) -> None:
     from memcli.models import Edge
 
-    mem = ingested(tmp_path, fake_server, concepts_per_segment=0)
+    mem = opened(chat_store, fake_server, concepts_per_segment=0)
     store, space = mem.store, mem.space
     eps = [n.id for n in store.iter_nodes(space, "episode")]
     with store.transaction():

@@ -15,40 +15,31 @@ import sys
 import time
 from pathlib import Path
 
-from typer.testing import CliRunner
-
 from memcli.store import open_store
-from tests.consolidate_helpers import CHAT, config_file, long_chat
-from tests.consolidate_llm import ScriptedLLM
+from tests.cli_runner import Memcli
+from tests.consolidate_helpers import config_file, long_chat
+from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer, refused_url
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(*args: str) -> object:
-    from memcli.cli import app
-
-    return CliRunner().invoke(app, list(args))
-
-
 def _ingest(cfg: Path, *files: Path) -> None:
-    result = run("--config", str(cfg), "ingest", *map(str, files))
-    assert result.exit_code == 0, result.stderr
+    Memcli(config=cfg).ok("ingest", *files)
 
 
 def _counts(cfg: Path) -> tuple[dict[str, int], dict[str, int]]:
-    result = run("--config", str(cfg), "--json", "inspect")
+    result = Memcli(config=cfg)("--json", "inspect")
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     return data["nodes"], data["edges"]
 
 
 def test_consolidate_no_llm_prints_stages_and_notes(
-    tmp_path: Path, fake_server: FakeModelServer
+    chat_store: Path, fake_server: FakeModelServer
 ) -> None:
-    cfg = config_file(tmp_path, fake_server)
-    _ingest(cfg, CHAT)
-    result = run("--config", str(cfg), "consolidate", "--no-llm", "--flush")
+    cfg = config_file(chat_store, fake_server)
+    result = Memcli(config=cfg)("consolidate", "--no-llm", "--flush")
     assert result.exit_code == 0, result.stderr
     assert "segment" in result.stdout and "concepts" in result.stdout
     assert "facts: needs an LLM" in result.stdout and "reflect: needs an LLM" in result.stdout
@@ -57,11 +48,10 @@ def test_consolidate_no_llm_prints_stages_and_notes(
     assert nodes["segment"] > 0 and nodes["concept"] > 0 and edges["PART_OF"] == nodes["episode"]
 
 
-def test_consolidate_json_is_one_object(tmp_path: Path, fake_server: FakeModelServer) -> None:
+def test_consolidate_json_is_one_object(chat_store: Path, fake_server: FakeModelServer) -> None:
     fake_server.responder = ScriptedLLM()
-    cfg = config_file(tmp_path, fake_server)
-    _ingest(cfg, CHAT)
-    result = run("--config", str(cfg), "--json", "consolidate", "--flush")
+    cfg = config_file(chat_store, fake_server)
+    result = Memcli(config=cfg)("--json", "consolidate", "--flush")
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 1
@@ -72,53 +62,50 @@ def test_consolidate_json_is_one_object(tmp_path: Path, fake_server: FakeModelSe
     assert data["totals"]["llm_calls"] > 0 and data["totals"]["prompt_tokens"] > 0
     for key in ("status", "reason", "items", "nodes", "edges", "llm_calls", "cache_hits"):
         assert key in data["stages"]["facts"]
-    again = json.loads(run("--config", str(cfg), "--json", "consolidate", "--flush").stdout)
+    again = json.loads(Memcli(config=cfg)("--json", "consolidate", "--flush").stdout)
     assert again["totals"]["llm_calls"] == 0 and again["totals"]["nodes"] == 0
 
 
-def test_dry_run_and_usage_errors(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    cfg = config_file(tmp_path, fake_server, llm=False)
-    _ingest(cfg, CHAT)
-    result = run("--config", str(cfg), "consolidate", "--dry-run")
+def test_dry_run_and_usage_errors(chat_store: Path, fake_server: FakeModelServer) -> None:
+    cfg = config_file(chat_store, fake_server, llm=False)
+    result = Memcli(config=cfg)("consolidate", "--dry-run")
     assert result.exit_code == 0, result.stderr
     assert "dry run" in result.stdout and "open session buffers" in result.stdout
     assert _counts(cfg)[0] == {"episode": 28}
-    bad = run("--config", str(cfg), "consolidate", "--stage", "facs")
+    bad = Memcli(config=cfg)("consolidate", "--stage", "facs")
     assert bad.exit_code == 2 and "unknown stage 'facs'" in bad.stderr and bad.stdout == ""
-    bad = run("--config", str(cfg), "consolidate", "--limit", "0")
+    bad = Memcli(config=cfg)("consolidate", "--limit", "0")
     assert bad.exit_code == 2
 
 
-def test_unreachable_model_exits_5(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    cfg = config_file(tmp_path, fake_server, llm_url=refused_url())
-    _ingest(cfg, CHAT)
-    result = run("--config", str(cfg), "consolidate", "--flush")
+def test_unreachable_model_exits_5(chat_store: Path, fake_server: FakeModelServer) -> None:
+    cfg = config_file(chat_store, fake_server, llm_url=refused_url())
+    result = Memcli(config=cfg)("consolidate", "--flush")
     assert result.exit_code == 5
     assert "cannot reach Ollama" in result.stderr and result.stdout == ""
     assert _counts(cfg)[0] == {"episode": 28}
 
 
 def test_help_has_examples() -> None:
-    result = run("consolidate", "--help")
+    result = Memcli()("consolidate", "--help")
     assert result.exit_code == 0
     for text in ("--flush", "--stage", "--limit", "--dry-run", "--no-llm", "Examples", "cron"):
         assert text in result.stdout
 
 
-def test_inspect_shows_consolidation_health(tmp_path: Path, fake_server: FakeModelServer) -> None:
+def test_inspect_shows_consolidation_health(chat_store: Path, fake_server: FakeModelServer) -> None:
     llm = ScriptedLLM()
     llm.always_bad = {"reflect"}
     fake_server.responder = llm
-    cfg = config_file(tmp_path, fake_server)
-    _ingest(cfg, CHAT)
-    assert run("--config", str(cfg), "consolidate", "--flush").exit_code == 0
-    data = json.loads(run("--config", str(cfg), "--json", "inspect").stdout)
+    cfg = config_file(chat_store, fake_server)
+    assert Memcli(config=cfg)("consolidate", "--flush").exit_code == 0
+    data = json.loads(Memcli(config=cfg)("--json", "inspect").stdout)
     health = data["consolidation"]
     assert {"nodes", "edges", "sessions", "embedding"} <= set(data)  # existing keys kept
     assert health["last_runs"]["reflect"]["failures"] > 0
     assert health["pending"]["reflect"] > 0 and health["pending"]["segment"] == 0
     assert health["totals"]["prompt_tokens"] > 0
-    text = run("--config", str(cfg), "inspect")
+    text = Memcli(config=cfg)("inspect")
     assert text.exit_code == 0 and "consolidation" in text.stdout and "reflect" in text.stdout
 
 
@@ -138,32 +125,31 @@ def _spawn(*args: str) -> subprocess.Popen[str]:
 
 
 def test_second_run_exits_at_once_while_the_lock_is_held(
-    tmp_path: Path, fake_server: FakeModelServer
+    chat_store: Path, fake_server: FakeModelServer
 ) -> None:
-    cfg = config_file(tmp_path, fake_server, llm=False)
-    _ingest(cfg, CHAT)
+    cfg = config_file(chat_store, fake_server, llm=False)
     holder = _spawn(
         "-c",
         "import sys, time; from memcli.store import open_store;"
-        f" s = open_store({str(tmp_path / 'memory.db')!r}); s.try_lock('consolidate');"
+        f" s = open_store({str(chat_store / 'memory.db')!r}); s.try_lock('consolidate');"
         " print('locked', flush=True); time.sleep(60)",
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         started = time.monotonic()
-        result = run("--config", str(cfg), "consolidate", "--no-llm", "--flush")
+        result = Memcli(config=cfg)("consolidate", "--no-llm", "--flush")
         assert time.monotonic() - started < 5
         assert result.exit_code == 0 and result.stdout == ""
         assert "another consolidation is running" in result.stderr
         assert f"pid {holder.pid}" in result.stderr
-        as_json = run("--config", str(cfg), "--json", "consolidate")
+        as_json = Memcli(config=cfg)("--json", "consolidate")
         assert json.loads(as_json.stdout)["locked"] is True
         assert _counts(cfg)[0] == {"episode": 28}
     finally:
         holder.kill()
         holder.wait()
     # The holder died without unlocking: the next run takes the lock over.
-    assert run("--config", str(cfg), "consolidate", "--no-llm", "--flush").exit_code == 0
+    assert Memcli(config=cfg)("consolidate", "--no-llm", "--flush").exit_code == 0
     assert _counts(cfg)[0]["segment"] > 0
 
 
@@ -189,7 +175,7 @@ def test_killed_run_resumes_to_the_same_graph(tmp_path: Path, fake_server: FakeM
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
     started = time.monotonic()
-    meanwhile = run("--config", str(cfg_a), "consolidate", "--no-llm", "--flush")
+    meanwhile = Memcli(config=cfg_a)("consolidate", "--no-llm", "--flush")
     assert meanwhile.exit_code == 0 and "another consolidation is running" in meanwhile.stderr
     assert time.monotonic() - started < 5
     proc.send_signal(signal.SIGKILL)
@@ -199,9 +185,9 @@ def test_killed_run_resumes_to_the_same_graph(tmp_path: Path, fake_server: FakeM
     assert 0 < pending < turns and "running" in statuses  # stopped partway, mid-stage
 
     fake_server.delay = 0.0
-    resumed = run("--config", str(cfg_a), "consolidate", "--no-llm", "--flush")
+    resumed = Memcli(config=cfg_a)("consolidate", "--no-llm", "--flush")
     assert resumed.exit_code == 0, resumed.stderr
-    straight = run("--config", str(cfg_b), "consolidate", "--no-llm", "--flush")
+    straight = Memcli(config=cfg_b)("consolidate", "--no-llm", "--flush")
     assert straight.exit_code == 0, straight.stderr
     assert _counts(cfg_a) == _counts(cfg_b)
     pending, statuses = _pending(db_a)

@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from memcli.cli import app
 from memcli.config import Config, EmbeddingConfig, LLMConfig
 from memcli.eval import answers
 from memcli.eval.answers import JudgeReply, bleu1, judge, normalize, token_f1
 from memcli.llm import create_chat
 from memcli.ops import Memory
+from tests.cli_runner import Memcli
+from tests.fakemodel import read
 from tests.fakeserver import FakeModelServer, count_tokens, refused_url
 
 # -- lexical metrics, worked out by hand -------------------------------------------------------
@@ -130,24 +130,20 @@ def locomo_fixture(path: Path) -> Path:
     return path
 
 
-def _between(text: str, start: str, end: str) -> str:
-    return text.split(start, 1)[1].split(end, 1)[0].strip()
-
-
 def scripted(body: dict[str, Any]) -> str:
     """Answers from the QA table; judges by splitting the gold answer on ' and '."""
-    prompt = body["messages"][0]["content"]
-    if prompt.startswith("# Answer a question"):
-        question = _between(prompt, "## Question", "## How to answer")
-        reply = {q: r for q, _, _, _, r in QA}[question]
+    request = read(body)
+    if request.task == "answer":
+        reply = {q: r for q, _, _, _, r in QA}[request.values["question"]]
         if reply is None:
             return "Let me think about tomatoes."
-        cited = re.findall(r"^\[(ep\d+)\]", prompt, re.MULTILINE)[:1]
+        cited = re.findall(r"^\[(ep\d+)\]", request.values["memory"], re.MULTILINE)[:1]
         return json.dumps({"answer": reply, "citations": cited})
-    reference = _between(prompt, "## Reference answer", "## System's answer")
+    assert request.task == "judge", request.task
+    reference = request.values["reference"]
     if reference == UNGRADABLE:
         return "no verdict today"
-    response = _between(prompt, "<memory_data>\n", "\n</memory_data>").lower()
+    response = request.values["response"].lower()
     facts = [{"fact": f, "present": f.lower() in response} for f in reference.split(" and ")]
     return json.dumps({"key_facts": facts, "correct": all(f["present"] for f in facts)})
 
@@ -157,9 +153,8 @@ def run_eval(tmp_path: Path, llm: str, *extra: str) -> tuple[Any, dict[str, Any]
     config.write_text(f"db: {tmp_path / 'unused.db'}\nembedding:\n  provider: none\n{llm}")
     out = tmp_path / "report.json"
     data = locomo_fixture(tmp_path / "tiny.json")
-    args = ["--config", str(config), "eval", "locomo", str(data), "--strategy", "lexical"]
-    result = CliRunner().invoke(app, [*args, "--json-out", str(out), *extra])
-    assert result.exit_code == 0, result.stderr
+    cli = Memcli(config=config)
+    result = cli.ok("eval", "locomo", data, "--strategy", "lexical", "--json-out", out, *extra)
     return result, json.loads(out.read_text())
 
 
@@ -252,7 +247,7 @@ def test_eval_with_an_unreachable_llm_exits_5(tmp_path: Path) -> None:
         f"llm:\n  provider: ollama\n  model: m\n  url: {url}\n  max_retries: 0\n"
     )
     data = locomo_fixture(tmp_path / "tiny.json")
-    result = CliRunner().invoke(app, ["--config", str(config), "eval", "locomo", str(data)])
+    result = Memcli(config=config)("eval", "locomo", data)
     assert result.exit_code == 5
     assert result.stdout == ""
     assert f"cannot reach Ollama at {url}" in result.stderr

@@ -8,12 +8,11 @@ from xml.etree import ElementTree
 
 import pytest
 from click.testing import Result
-from typer.testing import CliRunner
 
-from memcli.cli import app
 from memcli.config import Config, EmbeddingConfig
 from memcli.errors import UsageError
 from memcli.ops import Memory
+from tests.cli_runner import Memcli
 from tests.graph_helpers import Builder
 
 NS = {"g": "http://graphml.graphdrawing.org/xmlns"}
@@ -34,7 +33,7 @@ def store_path(tmp_path: Path) -> Path:
 
 
 def run(store_path: Path, *args: str) -> Result:
-    return CliRunner().invoke(app, ["--db", str(store_path), "inspect", "graph", *args])
+    return Memcli(db=store_path)("inspect", "graph", *args)
 
 
 def export(store_path: Path, fmt: str) -> str:

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from memcli.cli import app
 from memcli.config import EmbeddingConfig
 from memcli.llm import create_embedder
 from memcli.llm.local import bundled_model_dir
+from tests.cli_runner import Memcli
 
 pytestmark = pytest.mark.skipif(
     bundled_model_dir() is None, reason="install memcli[local] for the bundled model"
@@ -38,24 +36,9 @@ def test_default_config_ingests_and_asks_offline(tmp_path: Path, monkeypatch) ->
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     config = tmp_path / "c.yaml"
     config.write_text(f"db: {tmp_path / 'm.db'}\n")
-    runner = CliRunner()
-    first = runner.invoke(app, ["--config", str(config), "--json", "ingest", str(EXAMPLE)])
-    assert first.exit_code == 0, first.stderr
-    asked = runner.invoke(
-        app,
-        [
-            "--config",
-            str(config),
-            "--json",
-            "ask",
-            "--context-only",
-            "--strategy",
-            "semantic",
-            "-k",
-            "2",
-            "What pet do I have?",
-        ],
-    )
-    assert asked.exit_code == 0, asked.stderr
-    hits = json.loads(asked.stdout)["hits"]
+    cli = Memcli(config=config)
+    cli.ok("--json", "ingest", EXAMPLE)
+    question = "What pet do I have?"
+    [asked] = cli.json("ask", "--context-only", "--strategy", "semantic", "-k", 2, question)
+    hits = asked["hits"]
     assert any("cat Miso" in h["text"] for h in hits)

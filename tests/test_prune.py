@@ -16,17 +16,29 @@ from memcli.models import Edge, PruneReport
 from memcli.ops import Memory
 from memcli.ops.prune import Selection, parse_duration
 from memcli.store.work import CachedReply
-from tests.prune_graph import ALL, build, edge_set, remaining
+from tests.prune_graph import ALL, Graph, build, edge_set, remaining
 from tests.reliability import integrity
+from tests.stores import StoreCache
 
 NOW = datetime(2024, 6, 1, tzinfo=timezone.utc)
 
 
 @pytest.fixture
 def mem(tmp_path: Path) -> Iterator[Memory]:
+    """A Memory over a new, empty store."""
     cfg = Config(db=str(tmp_path / "m.db"), embedding=EmbeddingConfig(provider="none"))
     memory = Memory(cfg)
     yield memory
+    memory.close()
+
+
+@pytest.fixture
+def graph_mem(stores: StoreCache, tmp_path: Path) -> Iterator[tuple[Memory, Graph]]:
+    """A Memory over a copy of the hand-built graph (`tests.prune_graph.build`), and its ids."""
+    built = stores.copy("prune-graph", tmp_path / "m.db")
+    cfg = Config(db=str(built.path), embedding=EmbeddingConfig(provider="none"))
+    memory = Memory(cfg)
+    yield memory, Graph(built.info["ids"])
     memory.close()
 
 
@@ -38,8 +50,10 @@ def prune(mem: Memory, **selectors: object) -> PruneReport:
 # --- the cascade ---------------------------------------------------------------------------
 
 
-def test_session_prune_cascades_to_nodes_derived_only_from_it(mem: Memory) -> None:
-    g = build(mem.store)
+def test_session_prune_cascades_to_nodes_derived_only_from_it(
+    graph_mem: tuple[Memory, Graph],
+) -> None:
+    mem, g = graph_mem
     report = prune(mem, sessions=("s1",))
     gone = {"e1", "e2", "e3", "g1", "f1", "r1", "c1", "n1", "n2"}
     assert remaining(mem.store) == g.public(*(ALL - gone))
@@ -64,8 +78,10 @@ def test_session_prune_cascades_to_nodes_derived_only_from_it(mem: Memory) -> No
     assert integrity(mem.store.path)["check"] == ["ok"]
 
 
-def test_source_prune_keeps_an_episode_another_source_still_holds(mem: Memory) -> None:
-    g = build(mem.store)
+def test_source_prune_keeps_an_episode_another_source_still_holds(
+    graph_mem: tuple[Memory, Graph],
+) -> None:
+    mem, g = graph_mem
     report = prune(mem, sources=("a.jsonl",))
     assert report.kept_shared == 1
     assert report.removed == {"episode": 2, "fact": 1, "reflection": 1, "concept": 1, "entity": 2}
@@ -80,15 +96,17 @@ def test_source_prune_keeps_an_episode_another_source_still_holds(mem: Memory) -
     assert mem.store.count_edges("default") == {}
 
 
-def test_both_sources_at_once_remove_the_shared_episode(mem: Memory) -> None:
-    build(mem.store)
+def test_both_sources_at_once_remove_the_shared_episode(graph_mem: tuple[Memory, Graph]) -> None:
+    mem, _ = graph_mem
     report = prune(mem, sources=("a.jsonl", "b.jsonl"))
     assert report.kept_shared == 0 and report.total == len(ALL)
     assert remaining(mem.store) == set()
 
 
-def test_a_derived_node_goes_alone_then_what_depended_only_on_it(mem: Memory) -> None:
-    g = build(mem.store)
+def test_a_derived_node_goes_alone_then_what_depended_only_on_it(
+    graph_mem: tuple[Memory, Graph],
+) -> None:
+    mem, g = graph_mem
     report = prune(mem, nodes=(g.pid("f4"),))
     assert report.removed == {"fact": 1}
     assert remaining(mem.store) == g.public(*(ALL - {"f4"}))  # r2 still has f1
@@ -97,8 +115,10 @@ def test_a_derived_node_goes_alone_then_what_depended_only_on_it(mem: Memory) ->
     assert remaining(mem.store) == g.public(*(ALL - {"f1", "f4", "r1", "r2"}))
 
 
-def test_removing_an_episode_cascades_and_bridges_the_next_chain(mem: Memory) -> None:
-    g = build(mem.store)
+def test_removing_an_episode_cascades_and_bridges_the_next_chain(
+    graph_mem: tuple[Memory, Graph],
+) -> None:
+    mem, g = graph_mem
     prune(mem, nodes=(g.pid("e2"),))
     # n2 was mentioned only by e2; f2 still has e4; g1 still has e1 and e3.
     assert remaining(mem.store) == g.public(*(ALL - {"e2", "n2"}))
@@ -106,8 +126,8 @@ def test_removing_an_episode_cascades_and_bridges_the_next_chain(mem: Memory) ->
     assert ("f2", "e4", "DERIVED_FROM") in edge_set(mem.store, g)
 
 
-def test_superseded_and_min_belief(mem: Memory) -> None:
-    g = build(mem.store)
+def test_superseded_and_min_belief(graph_mem: tuple[Memory, Graph]) -> None:
+    mem, g = graph_mem
     assert prune(mem, superseded=True, dry_run=True).removed == {"fact": 1}
     assert prune(mem, min_belief=0.5, dry_run=True).removed == {"fact": 1, "reflection": 1}
     assert prune(mem, superseded=True, min_belief=0.1, dry_run=True).removed == {}
@@ -116,8 +136,10 @@ def test_superseded_and_min_belief(mem: Memory) -> None:
     assert report.sources == []
 
 
-def test_node_selectors_and_episode_selectors_combine_with_and(mem: Memory) -> None:
-    g = build(mem.store)
+def test_node_selectors_and_episode_selectors_combine_with_and(
+    graph_mem: tuple[Memory, Graph],
+) -> None:
+    mem, g = graph_mem
     assert prune(mem, superseded=True, sessions=("s1",), dry_run=True).total == 0
     report = prune(mem, superseded=True, sessions=("s2",))
     assert report.removed == {"fact": 1}
@@ -126,8 +148,8 @@ def test_node_selectors_and_episode_selectors_combine_with_and(mem: Memory) -> N
     assert prune(mem, nodes=(g.pid("e4"),), sessions=("s1",), dry_run=True).total == 0
 
 
-def test_orphans_are_swept_with_what_depends_on_them(mem: Memory) -> None:
-    g = build(mem.store)
+def test_orphans_are_swept_with_what_depends_on_them(graph_mem: tuple[Memory, Graph]) -> None:
+    mem, g = graph_mem
     with mem.store.transaction():
         lost = mem.store.insert_node("default", "fact", "a fact whose episode vanished")
         refl = mem.store.insert_node("default", "reflection", "built on the lost fact")
@@ -149,8 +171,10 @@ def test_orphans_are_swept_with_what_depends_on_them(mem: Memory) -> None:
     assert remaining(mem.store) == g.public(*ALL)
 
 
-def test_time_selectors_use_episode_time_and_skip_undated_episodes(mem: Memory) -> None:
-    g = build(mem.store)
+def test_time_selectors_use_episode_time_and_skip_undated_episodes(
+    graph_mem: tuple[Memory, Graph],
+) -> None:
+    mem, g = graph_mem
     # NOW is 2024-06-01: s1 is ~4.7 months old, s2 under 2 weeks.
     assert prune(mem, older_than="4mo", dry_run=True).removed["episode"] == 3
     assert prune(mem, older_than="5mo", dry_run=True).total == 0
@@ -163,8 +187,8 @@ def test_time_selectors_use_episode_time_and_skip_undated_episodes(mem: Memory) 
     assert remaining(mem.store) == g.public("e6")  # the undated turn (and nothing it fed)
 
 
-def test_a_session_glob_and_the_whole_space(mem: Memory) -> None:
-    g = build(mem.store)
+def test_a_session_glob_and_the_whole_space(graph_mem: tuple[Memory, Graph]) -> None:
+    mem, g = graph_mem
     build(mem.store, space="other")
     assert prune(mem, sessions=("s*",), dry_run=True).total == len(ALL)
     assert prune(mem, sessions=("s[12]",), dry_run=True).removed["episode"] == 5
@@ -181,9 +205,9 @@ def test_a_session_glob_and_the_whole_space(mem: Memory) -> None:
 
 
 def test_source_is_found_by_path_absolute_path_or_sha_prefix(
-    mem: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    graph_mem: tuple[Memory, Graph], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    build(mem.store)
+    mem, _ = graph_mem
     sha_a = hashlib.sha256(b"a").hexdigest()
     monkeypatch.chdir(tmp_path)
     for spec in ("a.jsonl", str(tmp_path / "a.jsonl"), sha_a[:8], sha_a.upper()):
@@ -199,9 +223,9 @@ def test_source_is_found_by_path_absolute_path_or_sha_prefix(
 
 
 def test_source_is_found_by_the_content_of_a_file_under_another_name(
-    mem: Memory, tmp_path: Path
+    graph_mem: tuple[Memory, Graph], tmp_path: Path
 ) -> None:
-    build(mem.store)
+    mem, _ = graph_mem
     renamed = tmp_path / "renamed.jsonl"
     renamed.write_bytes(b"a")  # the bytes ingested as a.jsonl
     assert prune(mem, sources=(str(renamed),), dry_run=True).removed["episode"] == 2
@@ -230,8 +254,8 @@ def test_bad_selections_are_usage_errors(mem: Memory, selection: Selection) -> N
         mem.prune(selection)
 
 
-def test_unknown_node_and_session_are_not_found(mem: Memory) -> None:
-    build(mem.store)
+def test_unknown_node_and_session_are_not_found(graph_mem: tuple[Memory, Graph]) -> None:
+    mem, _ = graph_mem
     with pytest.raises(NodeNotFound):
         prune(mem, nodes=("fa999",))
     with pytest.raises(NotFound, match="s9"):
@@ -252,8 +276,10 @@ def test_months_and_years_are_calendar_months_and_years() -> None:
     assert NOW - parse_duration("1y") == datetime(2023, 6, 1, tzinfo=timezone.utc)
 
 
-def test_dry_run_changes_nothing_and_a_real_run_empties_the_model_cache(mem: Memory) -> None:
-    g = build(mem.store)
+def test_dry_run_changes_nothing_and_a_real_run_empties_the_model_cache(
+    graph_mem: tuple[Memory, Graph],
+) -> None:
+    mem, g = graph_mem
     mem.store.cache_put("k", "fake", "m", CachedReply('{"facts": ["Pistachio"]}', 1, 1))
     before = (remaining(mem.store), edge_set(mem.store, g))
     report = prune(mem, sessions=("s1",), dry_run=True)

@@ -13,60 +13,57 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from memcli.cli import app
 from memcli.config import Config, EmbeddingConfig, LLMConfig
 from memcli.store import open_store
+from tests.cli_runner import Memcli, clean_env
+from tests.fakemodel import consolidation_reply
 from tests.fakeserver import FakeModelServer
 from tests.prune_acceptance import run as run_acceptance
 from tests.prune_graph import ALL, Graph, build, remaining
-from tests.reliability import clean_env, consolidation_reply, llm_config, raw_bytes, write_config
+from tests.reliability import llm_config, raw_bytes, write_config
+from tests.stores import StoreCache
 
 TWO_CONVERSATIONS = Path(__file__).parent / "data" / "reliability" / "two-conversations.json"
 
 
 @pytest.fixture
-def cli_db(tmp_path: Path) -> tuple[Path, Path, Graph]:
-    db = tmp_path / "cli.db"
-    with open_store(db) as store:
-        graph = build(store)
-    return db, write_config(tmp_path), graph
+def cli_db(stores: StoreCache, tmp_path: Path) -> tuple[Memcli, Graph]:
+    """The hand-built graph (`tests.prune_graph.build`) copied to tmp_path/cli.db, and
+    memcli on it, configured by MEMCLI_CONFIG."""
+    built = stores.copy("prune-graph", tmp_path / "cli.db")
+    cli = Memcli(db=built.path, env={"MEMCLI_CONFIG": str(write_config(tmp_path))})
+    return cli, Graph(built.info["ids"])
 
 
-def run(config: Path, db: Path, *args: str, stdin: str | None = None):
-    env = {"MEMCLI_CONFIG": str(config)}
-    return CliRunner().invoke(app, ["--db", str(db), *args], input=stdin, env=env)
-
-
-def test_cli_without_a_terminal_needs_yes(cli_db: tuple[Path, Path, Graph]) -> None:
-    db, config, _ = cli_db
-    result = run(config, db, "prune", "--session", "s1")
+def test_cli_without_a_terminal_needs_yes(cli_db: tuple[Memcli, Graph]) -> None:
+    cli, _ = cli_db
+    result = cli("prune", "--session", "s1")
     assert result.exit_code == 2
     assert result.stdout == ""
     assert "no terminal to confirm" in result.stderr and "--yes" in result.stderr
-    with open_store(db) as store:
+    with open_store(cli.db) as store:
         assert len(remaining(store)) == len(ALL)
 
 
-def test_cli_without_a_selector_is_a_usage_error(cli_db: tuple[Path, Path, Graph]) -> None:
-    db, config, _ = cli_db
-    result = run(config, db, "prune", "--yes")
+def test_cli_without_a_selector_is_a_usage_error(cli_db: tuple[Memcli, Graph]) -> None:
+    cli, _ = cli_db
+    result = cli("prune", "--yes")
     assert result.exit_code == 2
     assert result.stdout == ""
     assert "needs at least one selector" in result.stderr
 
 
-def test_cli_dry_run_text_and_json(cli_db: tuple[Path, Path, Graph]) -> None:
-    db, config, g = cli_db
-    result = run(config, db, "prune", "--session", "s1", "--dry-run")
+def test_cli_dry_run_text_and_json(cli_db: tuple[Memcli, Graph]) -> None:
+    cli, g = cli_db
+    result = cli("prune", "--session", "s1", "--dry-run")
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "would remove 9 nodes and 17 edges"
     assert "  episode           3" in lines and "source files: a.jsonl" in lines
     assert f"  {g.pid('e1'):<8} episode    Ana adopted a greyhound called Pistachio" in lines
     assert result.stderr.strip() == "dry run: nothing was changed"
-    result = run(config, db, "--json", "prune", "--node", g.pid("f3"), "--yes")
+    result = cli("--json", "prune", "--node", g.pid("f3"), "--yes")
     assert result.exit_code == 0 and result.stderr == ""
     report = json.loads(result.stdout)
     assert report == {
@@ -83,8 +80,8 @@ def test_cli_dry_run_text_and_json(cli_db: tuple[Path, Path, Graph]) -> None:
     }
 
 
-def test_cli_errors_have_their_exit_codes(cli_db: tuple[Path, Path, Graph]) -> None:
-    db, config, _ = cli_db
+def test_cli_errors_have_their_exit_codes(cli_db: tuple[Memcli, Graph]) -> None:
+    cli, _ = cli_db
     cases = [
         (["--older-than", "6m"], 2, "'m' is ambiguous"),
         (["--before", "soon"], 2, "ISO date"),
@@ -94,52 +91,52 @@ def test_cli_errors_have_their_exit_codes(cli_db: tuple[Path, Path, Graph]) -> N
         (["--orphans", "--session", "s1"], 2, "--orphans cannot be combined"),
     ]
     for args, code, message in cases:
-        result = run(config, db, "prune", *args, "--yes")
+        result = cli("prune", *args, "--yes")
         assert (result.exit_code, result.stdout) == (code, ""), args
         assert result.stderr.startswith("memcli: error: ") and message in result.stderr, args
 
 
 def test_forgotten_text_is_gone_from_ask_inspect_and_after_vacuum_the_file(
-    cli_db: tuple[Path, Path, Graph],
+    cli_db: tuple[Memcli, Graph],
 ) -> None:
-    db, config, g = cli_db
+    cli, g = cli_db
     sentence = "Ana adopted a greyhound called Pistachio"
-    asked = run(config, db, "--json", "ask", "--context-only", "greyhound Pistachio")
+    asked = cli("--json", "ask", "--context-only", "greyhound Pistachio")
     assert sentence in asked.stdout
-    assert sentence.encode() in raw_bytes(db)
-    result = run(config, db, "prune", "--session", "s1", "--yes")
+    assert sentence.encode() in raw_bytes(cli.db)
+    result = cli("prune", "--session", "s1", "--yes")
     assert result.exit_code == 0, result.stderr
-    asked = run(config, db, "--json", "ask", "--context-only", "greyhound Pistachio")
+    asked = cli("--json", "ask", "--context-only", "greyhound Pistachio")
     answer = json.loads(asked.stdout)
     assert asked.exit_code == 0 and sentence not in asked.stdout
     assert "Pistachio" not in answer["context"] + json.dumps(answer["hits"])
-    shown = run(config, db, "inspect", "node", g.pid("e1"))
+    shown = cli("inspect", "node", g.pid("e1"))
     assert shown.exit_code == 4 and shown.stdout == "" and "no node" in shown.stderr
-    result = run(config, db, "--json", "prune", "--vacuum", "--yes")
+    result = cli("--json", "prune", "--vacuum", "--yes")
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["vacuumed"] is True and report["bytes_after"] <= report["bytes_before"]
-    data = raw_bytes(db)
+    data = raw_bytes(cli.db)
     for needle in (sentence, "Pistachio", "pistachio", "greyhound", "lighthouse"):
         assert needle.encode() not in data, needle
     assert b"Porto" in data  # what was kept is still there
-    wal = Path(str(db) + "-wal")
+    wal = Path(str(cli.db) + "-wal")
     assert not wal.exists() or wal.stat().st_size == 0
 
 
-def test_prune_and_vacuum_in_one_go(cli_db: tuple[Path, Path, Graph]) -> None:
-    db, config, _ = cli_db
-    result = run(config, db, "prune", "--source", "b.jsonl", "--vacuum", "--yes")
+def test_prune_and_vacuum_in_one_go(cli_db: tuple[Memcli, Graph]) -> None:
+    cli, _ = cli_db
+    result = cli("prune", "--source", "b.jsonl", "--vacuum", "--yes")
     assert result.exit_code == 0, result.stderr
     assert "vacuumed: " in result.stdout
     assert "kept 1 episode that another source also holds" in result.stdout
-    data = raw_bytes(db)
+    data = raw_bytes(cli.db)
     for needle in (b"quinces", b"Porto", b"porto", b"vase"):
         assert needle not in data, needle
     assert b"Pistachio" in data and b"lighthouse" in data
 
 
-def on_terminal(args: list[str], answer: str, config: Path) -> tuple[int, str, str]:
+def on_terminal(args: list[str], answer: str, config: str) -> tuple[int, str, str]:
     """Run memcli with stdin and stderr on a pseudo-terminal; answer its question."""
     master, slave = os.openpty()
     proc = subprocess.Popen(
@@ -147,7 +144,7 @@ def on_terminal(args: list[str], answer: str, config: Path) -> tuple[int, str, s
         stdin=slave,
         stdout=subprocess.PIPE,
         stderr=slave,
-        env=clean_env(MEMCLI_CONFIG=str(config)),
+        env=clean_env(MEMCLI_CONFIG=config),
     )
     os.close(slave)
     seen = b""
@@ -169,11 +166,11 @@ def on_terminal(args: list[str], answer: str, config: Path) -> tuple[int, str, s
 
 @pytest.mark.parametrize(("answer", "left"), [("n", len(ALL)), ("y", len(ALL) - 9)])
 def test_on_a_terminal_prune_asks_first(
-    cli_db: tuple[Path, Path, Graph], answer: str, left: int
+    cli_db: tuple[Memcli, Graph], answer: str, left: int
 ) -> None:
-    db, config, _ = cli_db
+    cli, _ = cli_db
     code, stdout, terminal = on_terminal(
-        ["--db", str(db), "prune", "--session", "s1"], answer, config
+        ["--db", str(cli.db), "prune", "--session", "s1"], answer, cli.env["MEMCLI_CONFIG"]
     )
     assert code == 0
     assert "remove 3 episode, 1 segment, 1 fact, 1 reflection, 1 concept, 2 entity" in terminal
@@ -182,7 +179,7 @@ def test_on_a_terminal_prune_asks_first(
         assert stdout.startswith("removed 9 nodes and 17 edges\n")
     else:
         assert stdout == "" and "nothing removed" in terminal
-    with open_store(db) as store:
+    with open_store(cli.db) as store:
         assert len(remaining(store)) == left
 
 
@@ -222,41 +219,41 @@ def test_forgetting_one_conversation_keeps_the_other_whole(
     )
 
 
-def test_prune_waits_for_no_running_consolidation(cli_db: tuple[Path, Path, Graph]) -> None:
-    db, config, _ = cli_db
-    with open_store(db) as store, store.transaction():
+def test_prune_waits_for_no_running_consolidation(cli_db: tuple[Memcli, Graph]) -> None:
+    cli, _ = cli_db
+    with open_store(cli.db) as store, store.transaction():
         store.conn.execute(
             "INSERT INTO locks (name, pid, host, acquired_at) VALUES (?, ?, ?, ?)",
             ("consolidate", 4242, "another-host", "2024-06-01T00:00:00+00:00"),
         )
-    result = run(config, db, "prune", "--session", "s1", "--yes")
+    result = cli("prune", "--session", "s1", "--yes")
     assert result.exit_code == 7 and result.stdout == ""
     assert "a consolidation is running (pid 4242 on another-host" in result.stderr
     assert "nothing was removed" in result.stderr
-    with open_store(db) as store:
+    with open_store(cli.db) as store:
         assert len(remaining(store)) == len(ALL)
         store.conn.execute("DELETE FROM locks")
-    result = run(config, db, "prune", "--session", "s1", "--yes")
+    result = cli("prune", "--session", "s1", "--yes")
     assert result.exit_code == 0, result.stderr
-    with open_store(db) as store:
+    with open_store(cli.db) as store:
         assert store.try_lock("consolidate") is None  # prune let go of it
 
 
 def test_only_the_commands_own_space_option_selects_a_whole_space(
-    cli_db: tuple[Path, Path, Graph],
+    cli_db: tuple[Memcli, Graph],
 ) -> None:
-    db, config, _ = cli_db
-    with open_store(db) as store:
+    cli, _ = cli_db
+    with open_store(cli.db) as store:
         build(store, space="other")
-    result = run(config, db, "--space", "other", "prune", "--yes")
+    result = cli("--space", "other", "prune", "--yes")
     assert result.exit_code == 2 and "needs at least one selector" in result.stderr
-    result = run(config, db, "--json", "prune", "--space", "other", "--yes")
+    result = cli("--json", "prune", "--space", "other", "--yes")
     assert result.exit_code == 0, result.stderr
     assert sum(json.loads(result.stdout)["removed"].values()) == len(ALL)
-    with open_store(db) as store:
+    with open_store(cli.db) as store:
         assert remaining(store, "other") == set() and len(remaining(store)) == len(ALL)
     # With another selector, --space only says where.
-    with open_store(db) as store:
+    with open_store(cli.db) as store:
         build(store, space="other")
-    result = run(config, db, "--json", "prune", "--space", "other", "--session", "s2", "--yes")
+    result = cli("--json", "prune", "--space", "other", "--session", "s2", "--yes")
     assert json.loads(result.stdout)["removed"]["episode"] == 2

@@ -29,9 +29,9 @@ from memcli.readers import (
     read_source,
     transcript,
 )
+from tests.stores import LOCOMO_DEV
 
 DATA = Path(__file__).parent / "data" / "readers"
-LOCOMO_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
 ANNOTATIONS = ("qa", "event_summary", "observation", "session_summary")
 
 
@@ -242,8 +242,8 @@ def test_chat_wrong_shape_is_one_bad_record() -> None:
 
 @pytest.fixture(scope="module")
 def locomo_dev() -> tuple[list[dict[str, Any]], list[Episode | BadRecord]]:
-    if not LOCOMO_DEV.exists():
-        pytest.skip(f"LoCoMo dev data not found at {LOCOMO_DEV}")
+    if LOCOMO_DEV is None:
+        pytest.skip("LoCoMo dev data not found (shared/data/locomo-dev.json)")
     text = LOCOMO_DEV.read_text(encoding="utf-8")
     return json.loads(text), list(locomo.read(text, LOCOMO_DEV.name, "locomo-dev"))
 

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tests.reliability import REPO, clean_env, memcli, write_config
+from tests.cli_runner import REPO, clean_env, run_process
+from tests.reliability import write_config
 
 ASKS = 300
 SEPARATE_ASKS = 10
@@ -55,14 +56,14 @@ class Writer(threading.Thread):
         while n < 2 or not self.stop.is_set():
             for args in self.commands(n):
                 self.running.set()
-                self.results.append(memcli(*args, env=self.env))
+                self.results.append(run_process(*args, env=self.env))
             n += 1
 
 
 def test_asks_never_see_a_locked_database_while_others_write(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     env = clean_env(MEMCLI_CONFIG=str(write_config(tmp_path)))
-    base = memcli("--db", str(db), "ingest", str(EXAMPLE), env=env)
+    base = run_process("--db", str(db), "ingest", str(EXAMPLE), env=env)
     assert base.returncode == 0, base.stderr
 
     def ingest(n: int) -> list[list[str]]:
@@ -92,7 +93,7 @@ def test_asks_never_see_a_locked_database_while_others_write(tmp_path: Path) -> 
     )
     with ThreadPoolExecutor(max_workers=1) as pool:
         single = [
-            pool.submit(memcli, "--db", str(db), "--json", "ask", "--context-only", q, env=env)
+            pool.submit(run_process, "--db", str(db), "--json", "ask", "--context-only", q, env=env)
             for q in _questions()[:SEPARATE_ASKS]
         ]
         out, err = reader.communicate("\n".join(_questions()) + "\n", timeout=600)

@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 from memcli.store import open_store
+from tests.cli_runner import REPO, clean_env, run_process
 from tests.fakeserver import FakeModelServer
-from tests.reliability import REPO, clean_env, integrity, memcli, write_config
+from tests.reliability import integrity, write_config
 
 LINES = 20_000
 
@@ -91,11 +92,11 @@ def test_killing_ingest_mid_file_leaves_none_or_all_of_it(tmp_path: Path) -> Non
             break  # a kill after the commit: the file is in, nothing more to interrupt
     # At least one kill hit the open write transaction and was rolled back.
     assert (True, 0) in outcomes, outcomes
-    done = memcli("--db", str(db), "--json", "ingest", str(source), env=env)
+    done = run_process("--db", str(db), "--json", "ingest", str(source), env=env)
     assert done.returncode == 0, done.stderr
     assert _assert_whole(db, (LINES,)) == LINES
     assert json.loads(done.stdout)["new"] + json.loads(done.stdout)["skipped"] == LINES
-    again = memcli("--db", str(db), "--json", "ingest", str(source), env=env)
+    again = run_process("--db", str(db), "--json", "ingest", str(source), env=env)
     assert json.loads(again.stdout)["new"] == 0
     assert integrity(db)["sources"] == 1
 
@@ -114,10 +115,10 @@ def test_killing_an_embedding_ingest_keeps_vectors_consistent(
     proc = _start(["--db", str(db), "ingest", str(source)], env)
     assert _kill_when_writing(proc, db, 1)
     assert _vectors(db) == _assert_whole(db, (0, lines))  # a vector for every turn, no more
-    done = memcli("--db", str(db), "ingest", str(source), env=env)
+    done = run_process("--db", str(db), "ingest", str(source), env=env)
     assert done.returncode == 0, done.stderr
     assert _assert_whole(db, (lines,)) == lines == _vectors(db)
-    ask = memcli(
+    ask = run_process(
         "--db", str(db), "--json", "ask", "--context-only", "--strategy", "semantic",
         "plum number 7919", env=env,
     )  # fmt: skip
@@ -129,14 +130,14 @@ def test_killing_prune_mid_transaction_removes_none_or_all(tmp_path: Path) -> No
     source = conversation(tmp_path / "big.jsonl", LINES)
     db = tmp_path / "m.db"
     env = clean_env(MEMCLI_CONFIG=str(write_config(tmp_path)))
-    assert memcli("--db", str(db), "ingest", str(source), env=env).returncode == 0
+    assert run_process("--db", str(db), "ingest", str(source), env=env).returncode == 0
     # Half of the sessions: s000..s019.
     args = ["--db", str(db), "prune", "--session", "s00*", "--session", "s01*", "--yes"]
     proc = _start(args, env)
     killed = _kill_when_writing(proc, db, 64 * 1024)
     left = _assert_whole(db, (LINES, LINES // 2))
     assert killed and left == LINES  # the prune was interrupted and nothing of it stayed
-    done = memcli(*args, env=env)
+    done = run_process(*args, env=env)
     assert done.returncode == 0, done.stderr
     assert _assert_whole(db, (LINES // 2,)) == LINES // 2
     assert os.stat(db).st_size > 0

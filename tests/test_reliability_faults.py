@@ -15,21 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from memcli.cli import app
 from memcli.store import open_store
+from tests.cli_runner import REPO, Memcli, clean_env
+from tests.fakemodel import consolidation_reply
 from tests.fakeserver import FakeModelServer, refused_url
-from tests.reliability import (
-    REPO,
-    clean_env,
-    consolidation_reply,
-    integrity,
-    llm_config,
-    write_config,
-)
-
-FIXTURE = REPO / "tests" / "data" / "reliability" / "two-conversations.json"
+from tests.reliability import integrity, llm_config, write_config
+from tests.stores import StoreCache
 
 
 def configure(tmp: Path, url: str, **llm: Any) -> Path:
@@ -40,10 +32,6 @@ def configure(tmp: Path, url: str, **llm: Any) -> Path:
     folder = tmp / f"config{len(list(tmp.glob('config*')))}"
     folder.mkdir()
     return write_config(folder, **models)
-
-
-def cli(config: Path, db: Path, *args: str) -> Any:
-    return CliRunner().invoke(app, ["--config", str(config), "--db", str(db), *args])
 
 
 def signature(db: Path) -> dict[str, Any]:
@@ -68,23 +56,23 @@ def assert_not_half_written(db: Path) -> None:
         assert segmented <= in_segments
 
 
-def ingested(tmp: Path, server: FakeModelServer) -> tuple[Path, Path]:
-    config, db = configure(tmp, server.url), tmp / "m.db"
-    result = cli(config, db, "ingest", str(FIXTURE))
-    assert result.exit_code == 0, result.stderr
-    return config, db
+def ingested(stores: StoreCache, tmp: Path, server: FakeModelServer) -> Memcli:
+    """memcli on tmp/m.db holding the fixture (ingested: a copy of the session's store), both
+    models on `server`."""
+    stores.copy("two-conversations", tmp / "m.db")
+    return Memcli(config=configure(tmp, server.url), db=tmp / "m.db")
 
 
 @pytest.fixture(scope="module")
-def clean_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def clean_run(stores: StoreCache, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The graph an undisturbed consolidation of the fixture makes."""
     tmp = tmp_path_factory.mktemp("clean")
     with FakeModelServer() as server:
         server.responder = consolidation_reply
-        config, db = ingested(tmp, server)
-        result = cli(config, db, "consolidate", "--flush")
+        cli = ingested(stores, tmp, server)
+        result = cli("consolidate", "--flush")
         assert result.exit_code == 0, result.stderr
-    clean = signature(db)
+    clean = signature(cli.db)
     assert clean["nodes"]["fact"] == 19 and clean["nodes"]["reflection"] >= 1
     return clean
 
@@ -178,6 +166,7 @@ def _heal(server: FakeModelServer) -> None:
     ("inject", "code", "says"), [f[1:] for f in FAULTS], ids=[f[0] for f in FAULTS]
 )
 def test_model_fault_leaves_nothing_half_written_and_the_next_run_resumes(
+    stores: StoreCache,
     tmp_path: Path,
     fake_server: FakeModelServer,
     clean_run: dict[str, Any],
@@ -186,51 +175,51 @@ def test_model_fault_leaves_nothing_half_written_and_the_next_run_resumes(
     says: str,
 ) -> None:
     fake_server.responder = consolidation_reply
-    config, db = ingested(tmp_path, fake_server)
+    cli = ingested(stores, tmp_path, fake_server)
     faulty = configure(tmp_path, fake_server.url, timeout=0.3)
     inject(fake_server)
-    result = cli(faulty, db, "consolidate", "--flush")
+    result = Memcli(config=faulty, db=cli.db)("consolidate", "--flush")
     assert result.exit_code == code, result.stderr
     assert re.search(says, result.stderr), result.stderr
     if code:
         assert result.stdout == "" and result.stderr.startswith("memcli: error: ")
     else:
         assert "consolidation" in result.stdout  # the per-stage table
-    assert_not_half_written(db)
+    assert_not_half_written(cli.db)
     _heal(fake_server)
-    resumed = cli(config, db, "--json", "consolidate", "--flush")
+    resumed = cli("--json", "consolidate", "--flush")
     assert resumed.exit_code == 0, resumed.stderr
     assert json.loads(resumed.stdout)["totals"]["failures"] == 0
-    assert_not_half_written(db)
-    assert signature(db) == clean_run
+    assert_not_half_written(cli.db)
+    assert signature(cli.db) == clean_run
 
 
 def test_unreachable_server_then_back(
-    tmp_path: Path, fake_server: FakeModelServer, clean_run: dict[str, Any]
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer, clean_run: dict[str, Any]
 ) -> None:
     fake_server.responder = consolidation_reply
-    config, db = ingested(tmp_path, fake_server)
+    cli = ingested(stores, tmp_path, fake_server)
     down = configure(tmp_path, refused_url())
-    result = cli(down, db, "consolidate", "--flush")
+    result = Memcli(config=down, db=cli.db)("consolidate", "--flush")
     assert result.exit_code == 5 and result.stdout == ""
     assert result.stderr.startswith("memcli: error: cannot reach Ollama at http://127.0.0.1:")
     assert "`ollama serve`" in result.stderr
-    assert signature(db)["nodes"] == {"episode": 19}
-    resumed = cli(config, db, "consolidate", "--flush")
+    assert signature(cli.db)["nodes"] == {"episode": 19}
+    resumed = cli("consolidate", "--flush")
     assert resumed.exit_code == 0, resumed.stderr
-    assert signature(db) == clean_run
+    assert signature(cli.db) == clean_run
 
 
 def test_ids_the_prompt_never_showed_are_dropped(
-    tmp_path: Path, fake_server: FakeModelServer
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
     fake_server.responder = _foreign_ids
-    config, db = ingested(tmp_path, fake_server)
-    result = cli(config, db, "--json", "consolidate", "--flush")
+    cli = ingested(stores, tmp_path, fake_server)
+    result = cli("--json", "consolidate", "--flush")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["totals"]["dropped"] == 19
-    assert_not_half_written(db)
-    assert "fact" not in signature(db)["nodes"]  # a fact must rest on turns it was shown
+    assert_not_half_written(cli.db)
+    assert "fact" not in signature(cli.db)["nodes"]  # a fact must rest on turns it was shown
 
 
 def _dying_responder(server: FakeModelServer, after: int) -> Callable[[dict[str, Any]], str]:
@@ -247,25 +236,26 @@ def _dying_responder(server: FakeModelServer, after: int) -> Callable[[dict[str,
 
 
 def test_server_dies_mid_run_then_the_run_resumes(
-    tmp_path: Path, clean_run: dict[str, Any]
+    stores: StoreCache, tmp_path: Path, clean_run: dict[str, Any]
 ) -> None:
     with FakeModelServer() as first:
-        config, db = ingested(tmp_path, first)
+        cli = ingested(stores, tmp_path, first)
         first.responder = _dying_responder(first, after=13)  # inside fact extraction
-        result = cli(config, db, "consolidate", "--flush")
+        result = cli("consolidate", "--flush")
     assert result.exit_code == 5, result.stderr
     assert result.stderr.startswith("memcli: error: cannot reach Ollama")
-    assert_not_half_written(db)
-    partial = signature(db)
+    assert_not_half_written(cli.db)
+    partial = signature(cli.db)
     assert partial["nodes"].get("segment") and partial != clean_run  # some work committed
-    shown = json.loads(cli(config, db, "--json", "inspect").stdout)["consolidation"]
+    shown = json.loads(cli("--json", "inspect").stdout)["consolidation"]
     assert any(r["status"] == "failed" for r in shown["last_runs"].values())
     with FakeModelServer() as second:  # back, at another address
         second.responder = consolidation_reply
-        resumed = cli(configure(tmp_path, second.url), db, "consolidate", "--flush")
+        back = Memcli(config=configure(tmp_path, second.url), db=cli.db)
+        resumed = back("consolidate", "--flush")
     assert resumed.exit_code == 0, resumed.stderr
-    assert_not_half_written(db)
-    assert signature(db) == clean_run
+    assert_not_half_written(cli.db)
+    assert signature(cli.db) == clean_run
 
 
 def _chat_calls(server: FakeModelServer) -> int:
@@ -273,45 +263,44 @@ def _chat_calls(server: FakeModelServer) -> int:
 
 
 def test_killed_consolidation_resumes_to_the_same_graph(
-    tmp_path: Path, fake_server: FakeModelServer, clean_run: dict[str, Any]
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer, clean_run: dict[str, Any]
 ) -> None:
     fake_server.responder = consolidation_reply
-    config, db = ingested(tmp_path, fake_server)
+    cli = ingested(stores, tmp_path, fake_server)
     fake_server.delay = 0.05  # slow enough to be caught in the middle
     killed_at = []
     for calls in (3, 9, 14):  # boundaries, summaries/links, facts
         before = _chat_calls(fake_server)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "memcli", "--config", str(config), "--db", str(db),
-             "consolidate", "--flush"],
+            [sys.executable, "-m", "memcli", *cli.argv("consolidate", "--flush")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=clean_env(), cwd=REPO,
         )  # fmt: skip
         while proc.poll() is None and _chat_calls(fake_server) - before < calls:
             time.sleep(0.005)
         proc.send_signal(signal.SIGKILL)
         killed_at.append(proc.wait())
-        assert_not_half_written(db)
+        assert_not_half_written(cli.db)
     assert -signal.SIGKILL in killed_at  # at least one kill landed while it was running
     fake_server.delay = 0.0
-    resumed = cli(config, db, "--json", "consolidate", "--flush")
+    resumed = cli("--json", "consolidate", "--flush")
     assert resumed.exit_code == 0, resumed.stderr
-    assert_not_half_written(db)
-    assert signature(db) == clean_run
-    health = json.loads(cli(config, db, "--json", "inspect").stdout)["consolidation"]
+    assert_not_half_written(cli.db)
+    assert signature(cli.db) == clean_run
+    health = json.loads(cli("--json", "inspect").stdout)["consolidation"]
     assert all(r["status"] == "done" for r in health["last_runs"].values())
     assert health["pending"]["facts"] == 0 and health["totals"]["prompt_tokens"] > 0
 
 
 def test_inspect_shows_consolidation_health_after_a_failure(
-    tmp_path: Path, fake_server: FakeModelServer
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
     fake_server.responder = consolidation_reply
-    config, db = ingested(tmp_path, fake_server)
+    cli = ingested(stores, tmp_path, fake_server)
     fake_server.responder = _not_json
-    assert cli(config, db, "consolidate", "--flush").exit_code == 0
-    health = json.loads(cli(config, db, "--json", "inspect").stdout)["consolidation"]
+    assert cli("consolidate", "--flush").exit_code == 0
+    health = json.loads(cli("--json", "inspect").stdout)["consolidation"]
     assert health["last_runs"]["facts"]["failures"] == 4
     assert health["totals"]["failures"] >= 4 and health["totals"]["prompt_tokens"] > 0
     assert health["pending"]["facts"] == 19
-    shown = cli(config, db, "inspect")
+    shown = cli("inspect")
     assert shown.exit_code == 0 and "facts" in shown.stdout and "pending" in shown.stdout

@@ -18,15 +18,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from memcli.cli import app
 from memcli.config import Config, EmbeddingConfig
 from memcli.errors import InvalidInput
 from memcli.models import BadRecord, Episode
 from memcli.ops import Memory
 from memcli.readers import read_source
-from tests.reliability import clean_env, counts, memcli, write_config
+from tests.cli_runner import Memcli, clean_env, run_process
+from tests.reliability import counts, write_config
 
 DATA = Path(__file__).parent / "data" / "reliability"
 TEN_MB = 10 * 1024 * 1024
@@ -119,15 +118,11 @@ if os.geteuid() != 0:  # root reads files whatever their mode, so this case need
     CASES.append(("mode 000", _mode_000, [], r": cannot read the file \(Permission denied\)"))
 
 
-def _seeded_store(tmp_path: Path) -> tuple[Path, Path, dict[str, Any]]:
-    db, config = tmp_path / "m.db", write_config(tmp_path)
-    result = CliRunner().invoke(
-        app,
-        ["--db", str(db), "ingest", str(DATA / "good.jsonl")],
-        env={"MEMCLI_CONFIG": str(config)},
-    )
-    assert result.exit_code == 0, result.stderr
-    return db, config, counts(db)
+def _seeded_store(tmp_path: Path) -> tuple[Path, Memcli, dict[str, Any]]:
+    db = tmp_path / "m.db"
+    cli = Memcli(db=db, env={"MEMCLI_CONFIG": str(write_config(tmp_path))})
+    cli.ok("ingest", DATA / "good.jsonl")
+    return db, cli, counts(db)
 
 
 @pytest.mark.parametrize(
@@ -136,13 +131,9 @@ def _seeded_store(tmp_path: Path) -> tuple[Path, Path, dict[str, Any]]:
 def test_bad_input_is_rejected_with_its_location_and_writes_nothing(
     tmp_path: Path, make: Callable[[Path], Path], options: list[str], problem: str
 ) -> None:
-    db, config, before = _seeded_store(tmp_path)
+    db, cli, before = _seeded_store(tmp_path)
     path = make(tmp_path)
-    result = CliRunner().invoke(
-        app,
-        ["--db", str(db), "ingest", *options, str(path)],
-        env={"MEMCLI_CONFIG": str(config)},
-    )
+    result = cli("ingest", *options, path)
     assert result.exit_code == 4, result.stderr
     assert result.stdout == ""
     where = re.escape(str(path))
@@ -152,26 +143,20 @@ def test_bad_input_is_rejected_with_its_location_and_writes_nothing(
 
 
 def test_one_bad_file_among_good_ones_rejects_the_whole_run(tmp_path: Path) -> None:
-    db, config, before = _seeded_store(tmp_path)
+    db, cli, before = _seeded_store(tmp_path)
     good = tmp_path / "more.jsonl"
     good.write_text('{"content": "a brand new turn about apricots"}\n')
     bad = _copy("locomo-missing-date.json")(tmp_path)
-    result = CliRunner().invoke(
-        app, ["--db", str(db), "ingest", str(good), str(bad)], env={"MEMCLI_CONFIG": str(config)}
-    )
+    result = cli("ingest", good, bad)
     assert result.exit_code == 4 and result.stdout == ""
     assert f"{bad}:12: " in result.stderr and "--skip-invalid" in result.stderr
     assert counts(db) == before
 
 
 def test_skip_invalid_stores_the_good_records_and_counts_the_bad(tmp_path: Path) -> None:
-    db, config, before = _seeded_store(tmp_path)
+    db, cli, before = _seeded_store(tmp_path)
     bad = _copy("locomo-missing-date.json")(tmp_path)
-    result = CliRunner().invoke(
-        app,
-        ["--db", str(db), "--json", "ingest", "--skip-invalid", str(bad)],
-        env={"MEMCLI_CONFIG": str(config)},
-    )
+    result = cli("--json", "ingest", "--skip-invalid", bad)
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["new"] == 2 and json.loads(result.stdout)["invalid"] == 1
     assert counts(db)["nodes"]["episode"] == before["nodes"]["episode"] + 2
@@ -180,10 +165,10 @@ def test_skip_invalid_stores_the_good_records_and_counts_the_bad(tmp_path: Path)
 @pytest.mark.parametrize("case", ["binary garbage", "10 MB single line", "missing path"])
 def test_bad_input_through_the_real_entry_point(tmp_path: Path, case: str) -> None:
     _, make, options, problem = next(c for c in CASES if c[0] == case)
-    db, config, before = _seeded_store(tmp_path)
+    db, cli, before = _seeded_store(tmp_path)
     path = make(tmp_path)
-    env = clean_env(MEMCLI_CONFIG=str(config))
-    result = memcli("--db", str(db), "ingest", *options, str(path), env=env)
+    env = clean_env(**cli.env)
+    result = run_process("--db", str(db), "ingest", *options, str(path), env=env)
     assert result.returncode == 4
     assert result.stdout == ""
     assert re.match(rf"memcli: error: {re.escape(str(path))}{problem}", result.stderr)

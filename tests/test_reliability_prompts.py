@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from memcli.cli import app
 from memcli.prompting import DATA_CLOSE, DATA_OPEN, data_block, placeholders, render
+from tests.cli_runner import REPO, Memcli
+from tests.fakemodel import consolidation_reply
 from tests.fakeserver import FakeModelServer
-from tests.reliability import REPO, consolidation_reply, llm_config, write_config
+from tests.reliability import llm_config, write_config
 
 FIXTURE = REPO / "tests" / "data" / "reliability" / "two-conversations.json"
 INJECTION = (
@@ -91,16 +91,14 @@ def test_prompts_sent_by_consolidation_and_answers_keep_memory_fenced(
     config, db = write_config(tmp_path, **llm_config(fake_server.url)), tmp_path / "m.db"
     hostile = tmp_path / "hostile.jsonl"
     hostile.write_text(json.dumps({"content": INJECTION, "speaker": "Mallory"}) + "\n")
-    runner = CliRunner()
-    base = ["--config", str(config), "--db", str(db)]
+    cli = Memcli(config=config, db=db)
     for args in (
         ["ingest", str(FIXTURE), str(hostile)],
         ["consolidate", "--flush"],
         ["ask", "What is the dog called?"],
         ["eval", "locomo", str(FIXTURE), "--consolidate"],
     ):
-        result = runner.invoke(app, [*base, *args])
-        assert result.exit_code == 0, (args, result.stderr)
+        cli.ok(*args)
     prompts = [_content(r.body) for r in fake_server.requests_to("/api/chat")]
     titles = {p.lstrip().splitlines()[0] for p in prompts}
     assert len(titles) == len(PROMPTS), titles  # every prompt file was sent at least once

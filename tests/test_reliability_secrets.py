@@ -12,15 +12,10 @@ from pathlib import Path
 import pytest
 
 from memcli.store import open_store
+from tests.cli_runner import REPO, clean_env, run_process
+from tests.fakemodel import consolidation_reply
 from tests.fakeserver import FakeModelServer, refused_url
-from tests.reliability import (
-    REPO,
-    clean_env,
-    consolidation_reply,
-    memcli,
-    raw_bytes,
-    write_config,
-)
+from tests.reliability import raw_bytes, write_config
 
 PLANTED = "sk-memcli-planted-7c1e9d04b2a5"  # what a careless log line would show
 EXAMPLE = REPO / "tests" / "data" / "reliability" / "good.jsonl"
@@ -82,22 +77,22 @@ def test_api_key_never_reaches_output_logs_or_the_database(
     open_store(db).close()  # `ask` needs a store; a failed ingest removes only one it made
     env = clean_env(MEMCLI_CONFIG=str(_config(tmp_path, url, llm=True)), PLANTED_KEY=PLANTED)
     runs = [
-        memcli("--debug", "-v", "--db", str(db), "ingest", str(EXAMPLE), env=env),
-        memcli("--debug", "-v", "--db", str(db), "ask", "--context-only", "garlic", env=env),
+        run_process("--debug", "-v", "--db", str(db), "ingest", str(EXAMPLE), env=env),
+        run_process("--debug", "-v", "--db", str(db), "ask", "--context-only", "garlic", env=env),
     ]
     # The chat model's turn: a full-text store, so that only the answer needs the server.
     text_only = {**env, "MEMCLI_EMBEDDING_PROVIDER": "none"}
-    stored = memcli("--db", str(db), "--space", "t", "ingest", str(EXAMPLE), env=text_only)
+    stored = run_process("--db", str(db), "--space", "t", "ingest", str(EXAMPLE), env=text_only)
     assert stored.returncode == 0, stored.stderr
     for command in (["ask", "garlic?"], ["consolidate", "--flush"]):
         args = ("--debug", "-v", "--db", str(db), "--space", "t", *command)
-        runs.append(memcli(*args, env=text_only))
+        runs.append(run_process(*args, env=text_only))
     for result in runs:
         assert result.returncode == 5, result.stderr
         assert result.stdout == ""
         assert result.stderr.startswith("memcli: error: ")
         assert _leaks(result) == [], result.args
-    shown = memcli("--debug", "--db", str(db), "config", env=env)
+    shown = run_process("--debug", "--db", str(db), "config", env=env)
     assert shown.returncode == 0 and _leaks(shown) == []
     assert "PLANTED_KEY" in shown.stdout
     assert PLANTED.encode() not in raw_bytes(db)
@@ -118,10 +113,10 @@ def test_api_key_is_not_stored_after_successful_work(
         PLANTED_KEY=PLANTED,
     )
     runs = [
-        memcli("--debug", "-v", "--db", str(db), "ingest", str(EXAMPLE), env=env),
-        memcli("--debug", "-v", "--db", str(db), "ask", "what was planted?", env=env),
-        memcli("--debug", "-v", "--db", str(db), "consolidate", "--flush", env=env),
-        memcli("--debug", "-v", "--db", str(db), "--json", "inspect", env=env),
+        run_process("--debug", "-v", "--db", str(db), "ingest", str(EXAMPLE), env=env),
+        run_process("--debug", "-v", "--db", str(db), "ask", "what was planted?", env=env),
+        run_process("--debug", "-v", "--db", str(db), "consolidate", "--flush", env=env),
+        run_process("--debug", "-v", "--db", str(db), "--json", "inspect", env=env),
     ]
     for result in runs:
         assert result.returncode == 0, result.stderr

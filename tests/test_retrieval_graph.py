@@ -15,8 +15,11 @@ from memcli.ops.ask import search_context
 from memcli.retrieval import get_retriever, strategy_names
 from memcli.retrieval.cues import Cues, is_temporal, named_people, time_bearing
 from memcli.retrieval.pack import pack
+from memcli.store import open_store
+from tests.cli_runner import Memcli
 from tests.fakeserver import FakeModelServer
 from tests.graph_helpers import CONVERSATION, Builder, memory, write_jsonl
+from tests.stores import StoreCache
 
 GRAPH_STRATEGIES = ("hybrid", "dwpr", "gam")
 
@@ -92,7 +95,9 @@ def test_k_beyond_the_nearest_neighbour_limit(
     assert len(hits) == len(CONVERSATION)
 
 
-def test_hybrid_pagerank_reaches_neighbours_of_strong_matches(tmp_path: Path) -> None:
+def test_hybrid_pagerank_reaches_neighbours_of_strong_matches(
+    stores: StoreCache, tmp_path: Path
+) -> None:
     with ingested(tmp_path, None, reply_share=0.0, ppr_weight=0.5) as mem:
         hits = mem.ask("climbing quarry", strategy="hybrid", k=4, context_only=True).hits
     # Only a2 matches; PageRank over NEXT edges brings its session neighbours in after it.
@@ -100,40 +105,18 @@ def test_hybrid_pagerank_reaches_neighbours_of_strong_matches(tmp_path: Path) ->
     assert set(refs(hits)[1:3]) == {"a1", "a3"}
 
 
-def consolidated(tmp_path: Path, vectors: bool = False) -> tuple[Builder, dict[str, int]]:
-    """Episodes, a segment over three of them, a concept, a fact and a reflection, by hand."""
-    b = Builder(tmp_path / "g.db", vectors=vectors)
-    ids: dict[str, int] = {}
-    turns = [
-        ("e1", "Bo", "I adopted a greyhound called Comet last spring"),
-        ("e2", "Ana", "Lovely, greyhounds are so calm"),
-        ("e3", "Bo", "Comet sleeps all day on the sofa"),
-        ("e4", "Ana", "I repainted the kitchen blue"),
-    ]
-    for seq, (ref, speaker, text) in enumerate(turns):
-        ids[ref] = b.node(
-            "episode", text, speaker=speaker, session="s1", seq=seq, ref=ref,
-            timestamp="2023-05-08T10:00:00",
-        )  # fmt: skip
-    b.chain([ids[r] for r, _, _ in turns])
-    ids["seg"] = b.node("segment", "Bo's new pet dog and its habits", session="s1")
-    for ref in ("e1", "e2", "e3"):
-        b.edge(ids[ref], ids["seg"], "PART_OF")
-    ids["concept"] = b.node("concept", "pet_dog")
-    b.edge(ids["e1"], ids["concept"], "HAS_CONCEPT")
-    ids["fact"] = b.node("fact", "Bo owns a greyhound named Comet", belief=0.95)
-    b.edge(ids["fact"], ids["e1"], "DERIVED_FROM")
-    ids["refl"] = b.node("reflection", "Bo is devoted to animals")
-    b.edge(ids["refl"], ids["fact"], "DERIVED_FROM_FACT")
-    return b, ids
+def consolidated(stores: StoreCache, tmp_path: Path, vectors: bool = False) -> dict[str, int]:
+    """A copy of the hand-built consolidated store (`tests.graph_helpers.consolidated_graph`)
+    at tmp_path/g.db; returns its node ids by name."""
+    name = "consolidated-graph-vectors" if vectors else "consolidated-graph"
+    return stores.copy(name, tmp_path / "g.db").info["ids"]
 
 
 @pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
 def test_each_strategy_on_a_consolidated_store(
-    tmp_path: Path, fake_server: FakeModelServer, strategy: str
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer, strategy: str
 ) -> None:
-    b, _ids = consolidated(tmp_path, vectors=True)
-    b.close()
+    consolidated(stores, tmp_path, vectors=True)
     with memory(tmp_path / "g.db", fake_server) as mem:
         hits = mem.ask("Bo greyhound Comet", strategy=strategy, k=6, context_only=True).hits
     kinds = {h.node.kind for h in hits}
@@ -143,9 +126,8 @@ def test_each_strategy_on_a_consolidated_store(
     assert fact is not None and fact.sources == ["e1"]
 
 
-def test_gam_drills_down_from_a_topic_to_its_turns(tmp_path: Path) -> None:
-    b, _ids = consolidated(tmp_path)
-    b.close()
+def test_gam_drills_down_from_a_topic_to_its_turns(stores: StoreCache, tmp_path: Path) -> None:
+    consolidated(stores, tmp_path)
     with memory(tmp_path / "g.db", None, candidates=1, seeds=1, reply_share=0.0) as mem:
         ctx = search_context(mem)
         hits = get_retriever("gam")(ctx, "new pet dog habits", 10)
@@ -193,23 +175,26 @@ def test_cue_factors_and_their_ceiling() -> None:
     assert plain.ceiling() == 2.0 and plain.factor(bo) == 1.0
 
 
-def test_time_bearing_memories() -> None:
+def test_time_bearing_memories(
+    stores: StoreCache,
+) -> None:
     dated = Node(1, "episode", "d", "we met in March 2021")
     relative = Node(2, "episode", "d", "it rained", props={"time_refs": [{"text": "x"}]})
     plain = Node(3, "episode", "d", "we met at the park")
     assert time_bearing(dated) and time_bearing(relative) and not time_bearing(plain)
 
 
-def consolidated_hits(tmp_path: Path, query: str, k: int) -> tuple[list[Hit], dict[str, int]]:
+def consolidated_hits(
+    stores: StoreCache, tmp_path: Path, query: str, k: int
+) -> tuple[list[Hit], dict[str, int]]:
     """hybrid's hits for a query on the hand-built consolidated store, and its node ids."""
-    b, ids = consolidated(tmp_path)
-    b.close()
+    ids = consolidated(stores, tmp_path)
     with memory(tmp_path / "g.db", None) as mem:
         return get_retriever("hybrid")(search_context(mem), query, k), ids
 
 
-def test_pack_keeps_ids_sections_and_time_order(tmp_path: Path) -> None:
-    hits, ids = consolidated_hits(tmp_path, "Bo greyhound Comet sofa", 10)
+def test_pack_keeps_ids_sections_and_time_order(stores: StoreCache, tmp_path: Path) -> None:
+    hits, ids = consolidated_hits(stores, tmp_path, "Bo greyhound Comet sofa", 10)
     packed = pack(hits, budget=1000, caps={"fact": 60, "reflection": 20, "episode": 80})
     text = packed.context
     assert text.index("## Facts") < text.index("## Conversation excerpts")
@@ -221,10 +206,12 @@ def test_pack_keeps_ids_sections_and_time_order(tmp_path: Path) -> None:
     assert [h.node.kind for h in capped.included] == ["episode"]
 
 
-def test_pack_cuts_the_best_hit_rather_than_returning_nothing(tmp_path: Path) -> None:
+def test_pack_cuts_the_best_hit_rather_than_returning_nothing(
+    stores: StoreCache, tmp_path: Path
+) -> None:
     from memcli.retrieval.pack import item_line
 
-    hits, _ids = consolidated_hits(tmp_path, "greyhound Comet", 5)
+    hits, _ids = consolidated_hits(stores, tmp_path, "greyhound Comet", 5)
     packed = pack(hits, budget=6, caps={"fact": 60, "reflection": 20, "episode": 80})
     assert len(packed.included) == 1 and packed.included[0].node.id == hits[0].node.id
     line = item_line(packed.included[0])
@@ -235,23 +222,18 @@ def test_pack_cuts_the_best_hit_rather_than_returning_nothing(tmp_path: Path) ->
 
 @pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
 def test_cli_ask_with_each_graph_strategy(tmp_path: Path, strategy: str) -> None:
-    from typer.testing import CliRunner
-
-    from memcli.cli import app
-
     config = tmp_path / "memcli.yaml"
     config.write_text(f"db: {tmp_path / 'm.db'}\nembedding:\n  provider: none\n")
-    conv = write_jsonl(tmp_path / "c.jsonl", CONVERSATION)
-    runner = CliRunner()
-    assert runner.invoke(app, ["--config", str(config), "ingest", str(conv)]).exit_code == 0
-    args = ["--config", str(config), "--json", "ask", "--context-only", "-k", "2"]
-    result = runner.invoke(app, [*args, "--strategy", strategy, "climbing at the quarry"])
+    cli = Memcli(config=config)
+    cli.ok("ingest", write_jsonl(tmp_path / "c.jsonl", CONVERSATION))
+    args = ["--json", "ask", "--context-only", "-k", "2"]
+    result = cli(*args, "--strategy", strategy, "climbing at the quarry")
     assert result.exit_code == 0, result.stderr
     assert result.stderr == ""
     out = json.loads(result.stdout)
     assert out["hits"][0]["ref"] == "a2"
     assert "[yesterday = 7 May 2023]" in out["context"]
-    typo = runner.invoke(app, [*args, "--strategy", "gamm", "quarry"])
+    typo = cli(*args, "--strategy", "gamm", "quarry")
     assert typo.exit_code == 3
     assert "did you mean 'gam'" in typo.stderr and typo.stdout == ""
 
@@ -304,19 +286,22 @@ def test_topic_bonus_is_bounded_and_a_loose_turn_is_its_own_topic(tmp_path: Path
     assert all(bound[i] >= bonus[i] for i in bonus)
 
 
-def test_memories_rest_on_the_segments_of_their_source_turns(tmp_path: Path) -> None:
-    b, ids = consolidated(tmp_path)
-    found = b.store.segments_of([ids[r] for r in ("e1", "e4", "fact", "refl", "seg", "concept")])
-    b.close()
+def test_memories_rest_on_the_segments_of_their_source_turns(
+    stores: StoreCache, tmp_path: Path
+) -> None:
+    ids = consolidated(stores, tmp_path)
+    with open_store(tmp_path / "g.db") as store:
+        found = store.segments_of([ids[r] for r in ("e1", "e4", "fact", "refl", "seg", "concept")])
     # A turn in its segment; a fact through its source turn; a reflection through its fact.
     assert found == {ids["e1"]: [ids["seg"]], ids["fact"]: [ids["seg"]], ids["refl"]: [ids["seg"]]}
 
 
-def test_a_fact_gets_the_topic_of_the_turns_it_came_from(tmp_path: Path) -> None:
+def test_a_fact_gets_the_topic_of_the_turns_it_came_from(
+    stores: StoreCache, tmp_path: Path
+) -> None:
     from memcli.retrieval.topic import memories_in_topics
 
-    b, ids = consolidated(tmp_path)
-    b.close()
+    ids = consolidated(stores, tmp_path)
     with memory(tmp_path / "g.db", None, topic_weight=0.3) as mem:
         ctx = search_context(mem)
         _, topic = memories_in_topics(ctx, "pet dog habits", ["episode", "fact"], 10)

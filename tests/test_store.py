@@ -182,6 +182,8 @@ def test_duplicate_edges_are_ignored(store) -> None:
     with store.transaction():
         a, b = _episode(store, "x", 0), _episode(store, "y", 1)
         assert store.add_edges("default", [Edge(a, b, "NEXT"), Edge(a, b, "NEXT")]) == 1
+        assert store.add_edges("default", [Edge(a, b, "NEXT")]) == 0  # already there
+    assert store.count_edges("default") == {"NEXT": 1}
 
 
 def test_node_lookup_by_public_id(store) -> None:

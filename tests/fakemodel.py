@@ -1,0 +1,284 @@
+"""Chat models for the fake server's `responder`, answering by the JSON schema they are asked for.
+
+memcli sends every structured request with the schema of the reply it wants: Ollama's `format`,
+OpenAI's `response_format` (json_schema, or json_object with the schema in a system message).
+The schema's top-level properties say which task is asked (`TASKS`). The values the prompt
+was rendered with are read back by matching the request against the template of that task's
+prompt file, so rewording or reordering a prompt changes nothing here; data blocks come back
+without their <memory_data> fences. Only a renamed placeholder or a changed line format
+(`[ep12] (date) Speaker: text`) needs a change in this file.
+
+Two scripted models use it:
+- `consolidation_reply`: a valid reply to every memcli prompt (one fact per new turn, one
+  concept per fact, one reflection per batch, links labelled semantic);
+- `ScriptedLLM`: consolidation replies about a few topics, with switches that make it
+  misbehave the way real models do.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+#: top-level properties of a reply schema -> the task, named like its file in prompts/
+TASKS = {
+    frozenset({"boundaries"}): "boundaries",
+    frozenset({"summary", "keywords"}): "summarize",
+    frozenset({"links"}): "relate",
+    frozenset({"facts", "concepts"}): "facts",
+    frozenset({"reflections"}): "reflect",
+    frozenset({"answer", "citations"}): "answer",
+    frozenset({"key_facts", "correct"}): "judge",
+}
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}")
+_FENCE_OPEN, _FENCE_CLOSE = "<memory_data>\n", "\n</memory_data>"
+_ID = re.compile(r"\[((?:ep|sg|fa|rf)\d+)\]")
+_TURN = re.compile(r"^\[(ep\d+)\] \(([^)]*)\) (\w+): (.*?)(?:  \{dates: (.*)\})?$", re.M)
+_NUMBERED = re.compile(r"^(\d+)\. \[ep\d+\] \([^)]*\) \w+: (.*)$", re.M)
+_WORDS = re.compile(r"[a-z]{5,}")
+
+
+@dataclass(frozen=True)
+class Request:
+    """A chat request as the scripted models see it."""
+
+    task: str | None  # None: no schema, or one no memcli prompt uses
+    values: dict[str, str]  # the prompt's placeholder values, data blocks unfenced
+    retry: bool  # a re-ask: the conversation already holds a reply of the model
+
+
+def schema_of(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a chat request asks its reply to fit, or None."""
+    if isinstance(body.get("format"), dict):  # Ollama
+        return body["format"]
+    response_format = body.get("response_format") or {}
+    if response_format.get("type") == "json_schema":  # OpenAI-compatible, native
+        return response_format["json_schema"]["schema"]
+    if response_format.get("type") == "json_object":  # the schema travels in a system message
+        for message in body.get("messages") or []:
+            if message.get("role") == "system":
+                found = _first_schema(str(message.get("content") or ""))
+                if found is not None:
+                    return found
+    return None
+
+
+def _first_schema(text: str) -> dict[str, Any] | None:
+    decoder = json.JSONDecoder()
+    for start in (m.start() for m in re.finditer(r"\{", text)):
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and "properties" in value:
+            return value
+    return None
+
+
+def task_of(body: dict[str, Any]) -> str | None:
+    """The memcli task a request asks for, told by its reply schema."""
+    schema = schema_of(body)
+    if schema is None:
+        return None
+    return TASKS.get(frozenset(schema.get("properties") or {}))
+
+
+@functools.cache
+def _template(task: str) -> re.Pattern[str]:
+    """prompts/<task>.md as a pattern: each placeholder captures its rendered value."""
+    text = resources.files("memcli.prompts").joinpath(f"{task}.md").read_text(encoding="utf-8")
+    parts, seen, end = [], set(), 0
+    for match in _PLACEHOLDER.finditer(text):
+        name = match.group(1)
+        parts.append(re.escape(text[end : match.start()]))
+        parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>.*?)")
+        seen.add(name)
+        end = match.end()
+    parts.append(re.escape(text[end:]))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def _unfenced(value: str) -> str:
+    if value.startswith(_FENCE_OPEN) and value.endswith(_FENCE_CLOSE):
+        return value[len(_FENCE_OPEN) : -len(_FENCE_CLOSE)]
+    return value
+
+
+def read(body: dict[str, Any]) -> Request:
+    """Task, placeholder values and re-ask flag of a chat request."""
+    messages = body.get("messages") or []
+    task = task_of(body)
+    prompt = next((str(m.get("content")) for m in messages if m.get("role") == "user"), "")
+    values: dict[str, str] = {}
+    if task is not None:
+        match = _template(task).fullmatch(prompt)
+        if match is None:
+            raise AssertionError(f"the {task} request does not fit prompts/{task}.md")
+        values = {name: _unfenced(value) for name, value in match.groupdict().items()}
+    retry = any(m.get("role") == "assistant" for m in messages)
+    return Request(task, values, retry)
+
+
+def ids(text: str) -> list[str]:
+    """The bracketed node ids ([ep12], [sg3], [fa7], [rf2]) in `text`, in order."""
+    return _ID.findall(text)
+
+
+def lines_with_ids(text: str) -> list[tuple[str, str]]:
+    """(id, rest of the line) for every line that holds a bracketed id."""
+    out = []
+    for line in text.splitlines():
+        match = _ID.search(line)
+        if match:
+            out.append((match.group(1), line[match.end() :].strip()))
+    return out
+
+
+# -- a valid reply to every prompt --------------------------------------------------------------
+
+
+def _summary(values: dict[str, str]) -> dict[str, Any]:
+    words = _WORDS.findall(" ".join(t for _, t in lines_with_ids(values["turns"])).lower())[:3]
+    summary = "The speakers talk about " + (", ".join(words) or "their week") + "."
+    return {"summary": summary, "keywords": words}
+
+
+def _facts(values: dict[str, str]) -> dict[str, Any]:
+    facts, concepts = [], []
+    for node_id, line in lines_with_ids(values["new_turns"]):
+        words = _WORDS.findall(line.lower())
+        label = words[-1] if words else "chat"
+        fact = {"text": f"Someone said: {line[-60:]}", "belief": 0.9, "sources": [node_id]}
+        facts.append({**fact, "concepts": [label], "date": None})
+        concepts.append({"label": label, "episodes": [node_id]})
+    return {"facts": facts, "concepts": concepts}
+
+
+def _reflections(values: dict[str, str]) -> dict[str, Any]:
+    cited = ids(values["new_facts"])
+    if not cited:
+        return {"reflections": []}
+    text = f"A pattern across {len(cited)} facts"
+    return {"reflections": [{"text": text, "belief": 0.7, "facts": cited[:2]}]}
+
+
+def _links(values: dict[str, str]) -> dict[str, Any]:
+    shown = ids(values["candidates"])
+    return {"links": [{"id": i, "label": "semantic", "confidence": 0.9} for i in shown]}
+
+
+_NOT_SAID = {"answer": "The memory does not say.", "citations": []}
+_WRONG = {"key_facts": [{"fact": "the answer", "present": False}], "correct": False}
+_VALID = {
+    "boundaries": lambda values: {"boundaries": []},
+    "summarize": _summary,
+    "relate": _links,
+    "facts": _facts,
+    "reflect": _reflections,
+    "answer": lambda values: _NOT_SAID,
+    "judge": lambda values: _WRONG,
+}
+
+
+def consolidation_reply(body: dict[str, Any]) -> str:
+    """A valid reply to whichever memcli task `body` asks for ("{}" for anything else)."""
+    request = read(body)
+    build = _VALID.get(request.task or "")
+    return json.dumps(build(request.values)) if build else "{}"
+
+
+# -- a topic-aware consolidation model with switches -------------------------------------------
+
+TOPICS = ("pottery", "adoption", "marathon", "camping")
+
+
+class ScriptedLLM:
+    """Callable responder for the consolidation tasks. It answers deterministically from what
+    the prompt shows, so reruns send identical requests. Switches make it misbehave: fenced
+    JSON with trailing commas, a schema violation on the first try, replies that never
+    validate, and ids that were never in the prompt."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+        self.reasks: Counter[str] = Counter()
+        self.invent_ids = True  # add ids that the prompt never showed
+        self.fenced = False  # wrap replies in prose and ```json fences, with trailing commas
+        self.bad_first: set[str] = set()  # tasks whose first reply misses required fields
+        self.always_bad: set[str] = set()  # tasks whose replies never validate
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        request = read(body)
+        task = request.task
+        if task not in ("boundaries", "summarize", "relate", "facts", "reflect"):
+            raise AssertionError(f"ScriptedLLM plays consolidation only, not {task!r}")
+        self.calls[task] += 1
+        if request.retry:
+            self.reasks[task] += 1
+        if task in self.always_bad or (task in self.bad_first and not request.retry):
+            return json.dumps({"unexpected": True})
+        reply = getattr(self, task)(request.values)
+        if self.fenced:
+            text = json.dumps(reply, indent=1).replace("\n}", ",\n}")
+            return f"Sure! Here is the JSON you asked for:\n```json\n{text}\n```\nHope it helps."
+        return json.dumps(reply)
+
+    def boundaries(self, values: dict[str, str]) -> dict[str, Any]:
+        numbered = _NUMBERED.findall(values["turns"])
+        starts = [int(n) for n, text in numbered if text.startswith("By the way")]
+        return {"boundaries": [*starts, *([999] if self.invent_ids else [])]}
+
+    def summarize(self, values: dict[str, str]) -> dict[str, Any]:
+        turns = _TURN.findall(values["turns"])
+        text = " ".join(t[3] for t in turns)
+        words = [t for t in TOPICS if t in text.lower()]
+        return {"summary": f"{turns[0][2]} and others talk: {turns[0][3]}", "keywords": words}
+
+    def relate(self, values: dict[str, str]) -> dict[str, Any]:
+        links = [
+            {"id": sid, "label": "semantic", "confidence": 0.9 if i == 0 else 0.3}
+            for i, sid in enumerate(ids(values["candidates"]))
+        ]
+        if self.invent_ids:
+            links.append({"id": "sg999", "label": "support", "confidence": 1.0})
+        return {"links": links}
+
+    def facts(self, values: dict[str, str]) -> dict[str, Any]:
+        facts: list[dict[str, Any]] = []
+        concepts: dict[str, list[str]] = {}
+        for n, (ep, _, speaker, text, dates) in enumerate(_TURN.findall(values["new_turns"])):
+            topic = next((t for t in TOPICS if t in text.lower()), None)
+            if topic is None:
+                continue
+            # Alternate plural and singular labels: the store must keep one concept.
+            label = f"{topic}_plans" if n % 2 else f"{topic}_plan"
+            date = re.search(r"= (\d{4}-\d{2}-\d{2})", dates or "")
+            facts.append(
+                {
+                    "text": f"{speaker} talked about {topic}: {text}",
+                    "belief": 0.9,
+                    "sources": [ep, *(["ep99999"] if self.invent_ids else [])],
+                    "concepts": [label],
+                    "date": date.group(1) if date else None,
+                }
+            )
+            concepts.setdefault(label, []).append(ep)
+        if self.invent_ids:
+            facts.append({"text": "An invented claim.", "belief": 1.0, "sources": ["ep424242"]})
+        return {
+            "facts": facts,
+            "concepts": [{"label": k, "episodes": v} for k, v in concepts.items()],
+        }
+
+    def reflect(self, values: dict[str, str]) -> dict[str, Any]:
+        shown = ids(values["new_facts"])
+        if len(shown) < 2:
+            return {"reflections": []}
+        cited = shown[:2] + (["fa99999"] if self.invent_ids else [])
+        reflection = {"text": "Ana keeps returning to pottery.", "belief": 0.8, "facts": cited}
+        return {"reflections": [reflection]}
