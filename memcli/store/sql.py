@@ -1,0 +1,357 @@
+"""Every SQL statement the store runs by hand: what sqlite-utils has no call for.
+
+That is: connection pragmas and write-transaction control, the DDL of migrations that have
+shipped (kept verbatim: an applied migration's effect never changes), the FTS5 and sqlite-vec
+virtual tables and their MATCH / KNN queries, recursive provenance walks, and the reads that
+join, group or take the union of tables. Plain inserts, updates, deletes and single-table
+reads go through sqlite-utils table methods in the other modules of this package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# -- connection and transactions ---------------------------------------------------------
+
+
+def connection_pragmas(mmap_bytes: int) -> tuple[str, ...]:
+    """Pragmas every connection sets after journal_mode: durability, integrity, reading."""
+    return (
+        "PRAGMA synchronous = NORMAL",
+        "PRAGMA foreign_keys = ON",
+        "PRAGMA secure_delete = ON",
+        # Reads through a memory map instead of SQLite's small page cache: a vector search
+        # scans every stored vector, and point lookups of vectors become ~10x cheaper.
+        f"PRAGMA mmap_size = {int(mmap_bytes)}",
+    )
+
+
+def busy_timeout(ms: int) -> str:
+    return f"PRAGMA busy_timeout = {int(ms)}"
+
+
+WAL_MODE = "PRAGMA journal_mode = WAL"
+WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
+BEGIN_WRITE = "BEGIN IMMEDIATE"  # take the write lock now, not at the first write
+BEGIN_READ = "BEGIN"
+COMMIT = "COMMIT"
+ROLLBACK = "ROLLBACK"
+VACUUM = "VACUUM"
+USER_VERSION = "PRAGMA user_version"
+
+
+def set_user_version(number: int) -> str:
+    return f"PRAGMA user_version = {int(number)}"
+
+
+# -- shipped migrations: verbatim, one statement per string ------------------------------
+
+M001_INITIAL = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE sources (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            space TEXT NOT NULL,
+            path TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            format TEXT NOT NULL,
+            episodes INTEGER NOT NULL DEFAULT 0,
+            ingested_at TEXT NOT NULL,
+            UNIQUE (space, sha256)
+        )""",
+    """CREATE TABLE nodes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            space TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            speaker TEXT,
+            session TEXT,
+            seq INTEGER,
+            timestamp TEXT,
+            ref TEXT,
+            belief REAL,
+            status TEXT,
+            key TEXT,
+            props TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL
+        )""",
+    "CREATE UNIQUE INDEX nodes_key ON nodes (space, kind, key) WHERE key IS NOT NULL",
+    "CREATE INDEX nodes_space_kind ON nodes (space, kind)",
+    "CREATE INDEX nodes_session ON nodes (space, session, seq)",
+    "CREATE INDEX nodes_ref ON nodes (space, ref)",
+    """CREATE TABLE node_sources (
+            node INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            source INTEGER NOT NULL REFERENCES sources (id) ON DELETE CASCADE,
+            PRIMARY KEY (node, source)
+        ) WITHOUT ROWID""",
+    "CREATE INDEX node_sources_source ON node_sources (source)",
+    """CREATE TABLE edges (
+            id INTEGER PRIMARY KEY,
+            space TEXT NOT NULL,
+            src INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            dst INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            type TEXT NOT NULL,
+            weight REAL NOT NULL DEFAULT 1.0,
+            props TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            UNIQUE (src, dst, type)
+        )""",
+    "CREATE INDEX edges_dst ON edges (dst, type)",
+    "CREATE INDEX edges_space_type ON edges (space, type)",
+    """CREATE VIRTUAL TABLE nodes_fts USING fts5 (
+            text, speaker, space UNINDEXED, kind UNINDEXED,
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        )""",
+)
+
+M002_CONSOLIDATION = (
+    """CREATE TABLE llm_cache (
+            key TEXT PRIMARY KEY,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            response TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL
+        )""",
+    """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            space TEXT NOT NULL,
+            stage TEXT NOT NULL,
+            status TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            items INTEGER NOT NULL DEFAULT 0,
+            nodes INTEGER NOT NULL DEFAULT 0,
+            edges INTEGER NOT NULL DEFAULT 0,
+            llm_calls INTEGER NOT NULL DEFAULT 0,
+            cache_hits INTEGER NOT NULL DEFAULT 0,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT
+        )""",
+    "CREATE INDEX runs_space_stage ON runs (space, stage, id)",
+    """CREATE TABLE processed (
+            space TEXT NOT NULL,
+            stage TEXT NOT NULL,
+            node INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            PRIMARY KEY (stage, node)
+        ) WITHOUT ROWID""",
+    "CREATE INDEX processed_node ON processed (node)",
+    """CREATE TABLE locks (
+            name TEXT PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            acquired_at TEXT NOT NULL
+        )""",
+)
+
+M003_FTS_SPACES = (
+    "CREATE TABLE fts_spaces (id INTEGER PRIMARY KEY AUTOINCREMENT, space TEXT NOT NULL UNIQUE)"
+)
+M003_OLD_SPACES = "SELECT DISTINCT space FROM nodes_fts"
+
+
+def m003_copy_space(table: str) -> str:
+    """Copy one space's rows of the shared full-text table into its own table."""
+    return (
+        f"INSERT INTO {table} (rowid, text, speaker, kind)"
+        " SELECT rowid, text, speaker, kind FROM nodes_fts WHERE space = ?"
+    )
+
+
+# -- the per-space full-text tables (FTS5) -----------------------------------------------
+
+
+def create_text_table(name: str) -> str:
+    return (
+        f"CREATE VIRTUAL TABLE {name} USING fts5 ("
+        " text, speaker, kind UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')"
+    )
+
+
+def optimize_text_table(table: str) -> str:
+    """Merge a full-text table's segments (sqlite-utils' `optimize` spells the command in
+    double quotes, which SQLite builds without DQS reject)."""
+    return f"INSERT INTO {table} ({table}) VALUES ('optimize')"
+
+
+def text_search(table: str, kinds: int) -> str:
+    """BM25 through FTS5's `rank` column: ORDER BY rank LIMIT n takes FTS5's top-n path,
+    faster on large stores than sorting a computed bm25() expression."""
+    return (
+        f"SELECT rowid, -rank AS score FROM {table}"
+        f" WHERE {table} MATCH ? AND rank MATCH 'bm25(1.0, 0.5)'"
+        f"{in_params(' AND kind', kinds)} ORDER BY rank LIMIT ?"
+    )
+
+
+# -- the vector table (sqlite-vec) -------------------------------------------------------
+
+
+def create_vector_table(dim: int) -> str:
+    return (
+        "CREATE VIRTUAL TABLE vec_nodes USING vec0 ("
+        " space TEXT PARTITION KEY, kind TEXT,"
+        f" embedding FLOAT[{int(dim)}] distance_metric=cosine)"
+    )
+
+
+VECTOR_DELETE = "DELETE FROM vec_nodes WHERE rowid = ?"
+VECTOR_INSERT = "INSERT INTO vec_nodes (rowid, space, kind, embedding) VALUES (?, ?, ?, ?)"
+# vec0 answers `rowid = ?` from its rowid index but `rowid IN (...)` by scanning every chunk,
+# so one query per id is faster at any count (15 ms vs 144 ms for 1,000 ids among 200,000).
+VECTOR_GET = "SELECT embedding FROM vec_nodes WHERE rowid = ?"
+
+
+def vector_search(kinds: int) -> str:
+    return (
+        "SELECT rowid, distance FROM vec_nodes WHERE embedding MATCH ? AND k = ? AND space = ?"
+        f"{in_params(' AND kind', kinds)} ORDER BY distance"
+    )
+
+
+# -- id lists ----------------------------------------------------------------------------
+
+
+def in_json(column: str) -> str:
+    """`column IN` a JSON array bound once as one parameter (no limit on its length)."""
+    return f"{column} IN (SELECT value FROM json_each(?))"
+
+
+def in_params(prefix: str, count: int) -> str:
+    """`<prefix> IN (?, ?, ...)` for `count` parameters, or nothing when count is 0."""
+    return f"{prefix} IN ({','.join('?' * count)})" if count else ""
+
+
+# -- nodes -------------------------------------------------------------------------------
+
+# The next row id AUTOINCREMENT would give `nodes` (never an id used before).
+NEXT_NODE_ID = (
+    "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'nodes'), 0),"
+    " COALESCE((SELECT MAX(id) FROM nodes), 0)) + 1"
+)
+SOURCE_PATHS = (
+    "SELECT s.path FROM node_sources ns JOIN sources s ON s.id = ns.source"
+    " WHERE ns.node = ? ORDER BY s.id"
+)
+SPACES = "SELECT DISTINCT space FROM nodes ORDER BY 1"
+COUNT_KINDS = "SELECT kind, COUNT(*) FROM nodes WHERE space = ? GROUP BY kind ORDER BY kind"
+COUNT_EDGE_TYPES = "SELECT type, COUNT(*) FROM edges WHERE space = ? GROUP BY type ORDER BY type"
+COUNT_SESSIONS = "SELECT COUNT(DISTINCT session) FROM nodes WHERE space = ? AND kind = 'episode'"
+EPISODES_OF_SOURCES = f"id IN (SELECT node FROM node_sources WHERE {in_json('source')})"
+SESSION_NAMES = (
+    "SELECT DISTINCT session FROM nodes WHERE space = ? AND kind = 'episode'"
+    " ORDER BY session LIMIT ?"
+)
+
+
+def _walk(towards_origin: Sequence[str], from_origin: Sequence[str] = ()) -> str:
+    """A recursive `walk(start, node)` from each id of a JSON array along edges towards
+    what it came from (`towards_origin` forwards, `from_origin` backwards)."""
+    steps = [
+        "SELECT walk.start, e.dst FROM walk JOIN edges e ON e.src = walk.node"
+        f" WHERE e.type IN ({_literals(towards_origin)})"
+    ]
+    if from_origin:
+        steps.append(
+            "SELECT walk.start, e.src FROM walk JOIN edges e ON e.dst = walk.node"
+            f" WHERE e.type IN ({_literals(from_origin)})"
+        )
+    unions = "".join(f" UNION {step}" for step in steps)
+    return f"WITH RECURSIVE walk(start, node) AS (SELECT value, value FROM json_each(?){unions})"
+
+
+def provenance_walk(towards_origin: Sequence[str], from_origin: Sequence[str]) -> str:
+    """(start, episode id, ref) of the episodes each start node came from, oldest first."""
+    return (
+        f"{_walk(towards_origin, from_origin)}"
+        " SELECT walk.start, n.id, n.ref FROM walk JOIN nodes n ON n.id = walk.node"
+        " WHERE n.kind = 'episode' AND walk.start != walk.node ORDER BY walk.start, n.id"
+    )
+
+
+def topic_walk(towards_origin: Sequence[str]) -> str:
+    """(start, segment id): a node's own topic segments (PART_OF), else those of the turns
+    it was derived from, through any chain of derivation edges."""
+    return (
+        f"{_walk(towards_origin)} SELECT DISTINCT walk.start, e.dst FROM walk"
+        " JOIN edges e ON e.src = walk.node WHERE e.type = 'PART_OF'"
+    )
+
+
+def _literals(values: Sequence[str]) -> str:
+    return ",".join(repr(v) for v in values)
+
+
+# -- edges -------------------------------------------------------------------------------
+
+
+def edge_rows(types: int) -> str:
+    """(src, dst, type, weight) of edges touching a JSON array of ids (bound twice)."""
+    where = in_params(" AND type", types)
+    return (
+        f"SELECT src, dst, type, weight FROM edges WHERE {in_json('src')}{where}"
+        f" UNION SELECT src, dst, type, weight FROM edges WHERE {in_json('dst')}{where}"
+    )
+
+
+def edges_from(types: int) -> str:
+    # Driven by src alone: a (src IN list AND dst IN list) plan probes every pair.
+    return (
+        f"SELECT src, dst, type, weight FROM edges WHERE {in_json('src')}"
+        f"{in_params(' AND type', types)}"
+    )
+
+
+# Which of a JSON array of [src, dst, type] triples are stored (probes the unique index).
+EDGES_PRESENT = (
+    "SELECT src, dst, type FROM edges WHERE (src, dst, type) IN (SELECT json_extract(value,"
+    " '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?))"
+)
+DEGREES = (
+    f"SELECT src, COUNT(*) FROM edges WHERE {in_json('src')} GROUP BY src UNION ALL"
+    f" SELECT dst, COUNT(*) FROM edges WHERE {in_json('dst')} GROUP BY dst"
+)
+EDGE_IDS_TOUCHING = (
+    f"SELECT id FROM edges WHERE {in_json('src')} UNION SELECT id FROM edges WHERE {in_json('dst')}"
+)
+# (src, dst, type, src kind, dst kind) of every edge touching a JSON array of ids.
+SUPPORT = (
+    "SELECT e.src, e.dst, e.type, a.kind, b.kind FROM edges e"
+    " JOIN nodes a ON a.id = e.src JOIN nodes b ON b.id = e.dst"
+    f" WHERE {in_json('e.src')}"
+    " UNION SELECT e.src, e.dst, e.type, a.kind, b.kind FROM edges e"
+    " JOIN nodes a ON a.id = e.src JOIN nodes b ON b.id = e.dst"
+    f" WHERE {in_json('e.dst')}"
+)
+
+# -- consolidation bookkeeping -----------------------------------------------------------
+
+LAST_RUNS = (
+    "SELECT * FROM runs WHERE id IN (SELECT MAX(id) FROM runs WHERE space = ?"
+    " GROUP BY stage) ORDER BY id"
+)
+RUNS_INTERRUPTED = (
+    "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE space = ? AND status = 'running'"
+)
+
+
+def run_totals(counters: Sequence[str]) -> str:
+    sums = ", ".join(f"COALESCE(SUM({name}), 0)" for name in counters)
+    return f"SELECT {sums} FROM runs WHERE space = ?"
+
+
+UNPROCESSED = (
+    "SELECT n.id FROM nodes n WHERE n.space = ? AND n.kind = ? AND NOT EXISTS"
+    " (SELECT 1 FROM processed p WHERE p.stage = ? AND p.node = n.id)"
+    " ORDER BY n.session, n.seq, n.id"
+)
+# The model reply cache is written from model threads: single auto-committed statements,
+# never sqlite-utils' BEGIN/SAVEPOINT pairs, which must not interleave on a shared connection.
+CACHE_GET = "SELECT response, prompt_tokens, completion_tokens FROM llm_cache WHERE key = ?"
+CACHE_PUT = (
+    "INSERT OR REPLACE INTO llm_cache (key, provider, model, response,"
+    " prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+CACHE_DELETE = "DELETE FROM llm_cache WHERE key = ?"
