@@ -39,7 +39,6 @@ T = TypeVar("T")
 STAGES: tuple[str, ...] = ("segment", "summarize", "link", "facts", "concepts", "reflect")
 #: Stages that cannot run at all without a chat model.
 LLM_ONLY: frozenset[str] = frozenset({"link", "facts", "reflect"})
-LOCK_NAME = "consolidate"
 EMBED_BATCH = 256  # texts per embedding call
 MAX_REASKS = 2
 

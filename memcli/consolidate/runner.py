@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from memcli.consolidate.buffer import pending_buffers
 from memcli.consolidate.common import (
     LLM_ONLY,
-    LOCK_NAME,
     STAGES,
     ConsolidateReport,
     Job,
@@ -141,16 +140,13 @@ def consolidate(
     if dry_run_only:
         report = dry_run(job, names)
     else:
-        holder = mem.store.try_lock(LOCK_NAME)
-        if holder is not None:
-            return ConsolidateReport(
-                locked=True, holder=holder, seconds=time.perf_counter() - started
-            )
-        try:
+        with mem.store.consolidation_lock() as holder:
+            if holder is not None:
+                return ConsolidateReport(
+                    locked=True, holder=holder, seconds=time.perf_counter() - started
+                )
             mem.store.runs_interrupted(mem.space)
             report = ConsolidateReport(stages=run_stages(job, names))
-        finally:
-            mem.store.unlock(LOCK_NAME)
     report.no_llm = chat is None
     report.seconds = time.perf_counter() - started
     return report

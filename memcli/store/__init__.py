@@ -19,9 +19,9 @@ from memcli.store.edges import Edges
 from memcli.store.migrations import migrate
 from memcli.store.prune import Pruning
 from memcli.store.stats import Stats
-from memcli.store.work import Work
+from memcli.store.work import CONSOLIDATION_LOCK, Work
 
-__all__ = ["Store", "open_store"]
+__all__ = ["CONSOLIDATION_LOCK", "Store", "open_store"]
 
 
 class Store(Pruning, Edges, Work, Stats):

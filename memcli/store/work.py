@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,9 @@ RUN_COUNTERS = (
     "completion_tokens",
     "failures",
 )
+
+# Held by a consolidation run, and by prune (which must not remove episodes under it).
+CONSOLIDATION_LOCK = "consolidate"
 
 
 @dataclass
@@ -142,3 +146,16 @@ class Work(StoreBase):
             self.table("locks").delete_where(
                 "name = ? AND pid = ? AND host = ?", [name, os.getpid(), socket.gethostname()]
             )
+
+    @contextmanager
+    def consolidation_lock(self) -> Iterator[dict[str, Any] | None]:
+        """Hold the consolidation lock for the block, yielding None; or, when a live process
+        holds it, yield that holder's details (pid, host, since) and take nothing."""
+        holder = self.try_lock(CONSOLIDATION_LOCK)
+        if holder is not None:
+            yield holder
+            return
+        try:
+            yield None
+        finally:
+            self.unlock(CONSOLIDATION_LOCK)
