@@ -68,8 +68,8 @@ class StoreBase:
     # -- meta ------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
-        rows = self.table("meta").rows_where("key = ?", [key], select="value")
-        return next((row["value"] for row in rows), None)
+        row = self.conn.execute(sql.META_GET, (key,)).fetchone()
+        return row[0] if row else None
 
     def set_meta(self, key: str, value: str) -> None:
         self.table("meta").upsert({"key": key, "value": value}, pk="key")

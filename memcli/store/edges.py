@@ -10,6 +10,10 @@ from memcli.models import Edge
 from memcli.store import sql
 from memcli.store.base import StoreBase, chunked, now_iso
 
+_INSERT = sql.insert(
+    "edges", ("space", "src", "dst", "type", "weight", "props", "created_at"), "IGNORE"
+)
+
 
 def _ids(node_ids: Sequence[int]) -> str:
     return json.dumps(list(dict.fromkeys(node_ids)))
@@ -24,51 +28,30 @@ class Edges(StoreBase):
     """The `edges` table."""
 
     def add_edges(self, space: str, edges: Iterable[Edge]) -> int:
-        """Insert edges, skipping exact (src, dst, type) repeats; return how many were new."""
-        fresh = self._new_edges(edges)
-        stamp = now_iso()
-        self.table("edges").insert_all(
-            (
-                {
-                    "space": space,
-                    "src": e.src,
-                    "dst": e.dst,
-                    "type": e.type,
-                    "weight": e.weight,
-                    "props": json.dumps(e.props or {}),
-                    "created_at": stamp,
-                }
-                for e in fresh
-            ),
-            ignore=True,
-            batch_size=100,
-        )
-        return len(fresh)
+        """Insert edges, ignoring exact (src, dst, type) repeats; return how many were new.
 
-    def _new_edges(self, edges: Iterable[Edge]) -> list[Edge]:
-        """The first of each (src, dst, type) among the edges that is not stored yet."""
-        first: dict[tuple[int, int, str], Edge] = {}
-        for e in edges:
-            first.setdefault((e.src, e.dst, e.type), e)
-        if first:
-            keys = json.dumps(list(first))
-            for src, dst, typ in self.conn.execute(sql.EDGES_PRESENT, (keys,)):
-                first.pop((src, dst, typ), None)
-        return list(first.values())
+        (A plain executemany, so total_changes counts only these rows: no sqlite-utils
+        savepoint in between, at which FTS5 would flush pending full-text rows.)"""
+        before = self.conn.total_changes
+        stamp = now_iso()
+        self.conn.executemany(
+            _INSERT,
+            [
+                (space, e.src, e.dst, e.type, e.weight, json.dumps(e.props or {}), stamp)
+                for e in edges
+            ],
+        )
+        return self.conn.total_changes - before
 
     def edges_of(self, node_ids: Sequence[int], types: Sequence[str] | None = None) -> list[Edge]:
         """Every edge touching any of the nodes (either direction), optionally of some types."""
         out: dict[tuple[int, int, str], Edge] = {}
-        edges, type_sql = self.table("edges"), sql.in_params(" AND type", len(types or ()))
         for part in chunked(list(dict.fromkeys(node_ids)), 400):
             for column in ("src", "dst"):
-                rows = edges.rows_where(
-                    sql.in_json(column) + type_sql,
-                    [json.dumps(list(part)), *(types or ())],
-                    select="src, dst, type, weight, props",
-                )
-                for row in rows:
-                    out[(row["src"], row["dst"], row["type"])] = _edge(row)
+                statement = sql.edges_touching(column, len(types or ()))
+                rows = self.conn.execute(statement, (json.dumps(list(part)), *(types or ())))
+                for src, dst, typ, weight, props in rows:
+                    out[(src, dst, typ)] = Edge(src, dst, typ, weight, json.loads(props))
         return list(out.values())
 
     # -- graph reads for retrieval: lean rows, no props, any number of ids ---------------

@@ -40,13 +40,10 @@ class FullText(StoreBase):
     def index_texts(self, space: str, rows: Iterable[tuple[int, str, str, str | None]]) -> None:
         """Write (or rewrite) the full-text rows of (node id, kind, text, speaker) of one
         space. Call inside a transaction."""
-        table = search_tables.text_table(self.db, space, create=True)
-        self.table(str(table)).insert_all(
-            (
-                {"rowid": node_id, "text": text, "speaker": speaker or "", "kind": kind}
-                for node_id, kind, text, speaker in rows
-            ),
-            replace=True,
+        table = str(search_tables.text_table(self.db, space, create=True))
+        self.conn.executemany(
+            sql.insert(table, ("rowid", "text", "speaker", "kind"), "REPLACE"),
+            [(node_id, text, speaker or "", kind) for node_id, kind, text, speaker in rows],
         )
 
     def index_text(

@@ -13,19 +13,29 @@ from memcli.store.base import chunked, now_iso
 from memcli.store.fts import FullText
 from memcli.store.vectors import Vectors
 
-NODE_COLUMNS = (
-    "id, kind, space, text, speaker, session, seq, timestamp, ref, belief, status, props,"
-    " created_at"
-)
 # The columns a new node may set besides its space, kind and text.
 NODE_FIELDS = ("speaker", "session", "seq", "timestamp", "ref", "belief", "status", "key")
+_INSERT = sql.insert("nodes", ("id", "space", "kind", "text", *NODE_FIELDS, "props", "created_at"))
+_LINK = sql.insert("node_sources", ("node", "source"), "IGNORE")
 
 
-def row_to_node(row: Mapping[str, Any]) -> Node:
-    """Build a Node from a row selected with NODE_COLUMNS."""
-    fields = dict(row)
-    fields["props"] = json.loads(fields["props"]) if fields["props"] else {}
-    return Node(**fields)
+def row_to_node(row: Sequence[Any]) -> Node:
+    """Build a Node from a row selected with sql.NODE_COLUMNS."""
+    return Node(
+        id=row[0],
+        kind=row[1],
+        space=row[2],
+        text=row[3],
+        speaker=row[4],
+        session=row[5],
+        seq=row[6],
+        timestamp=row[7],
+        ref=row[8],
+        belief=row[9],
+        status=row[10],
+        props=json.loads(row[11]) if row[11] else {},
+        created_at=row[12],
+    )
 
 
 def _ids(values: Iterable[int]) -> str:
@@ -44,20 +54,20 @@ class Nodes(FullText, Vectors):
         first = int(self.conn.execute(sql.NEXT_NODE_ID).fetchone()[0])
         ids = list(range(first, first + len(rows)))
         stamp = now_iso()
-        self.table("nodes").insert_all(
-            (
-                {
-                    "id": node_id,
-                    "space": space,
-                    "kind": kind,
-                    "text": row["text"],
-                    **{name: row.get(name) for name in NODE_FIELDS},
-                    "props": json.dumps(row.get("props") or {}, ensure_ascii=False),
-                    "created_at": stamp,
-                }
+        self.conn.executemany(
+            _INSERT,
+            [
+                (
+                    node_id,
+                    space,
+                    kind,
+                    row["text"],
+                    *(row.get(name) for name in NODE_FIELDS),
+                    json.dumps(row.get("props") or {}, ensure_ascii=False),
+                    stamp,
+                )
                 for node_id, row in zip(ids, rows, strict=True)
-            ),
-            batch_size=100,
+            ],
         )
         self.index_texts(
             space,
@@ -111,7 +121,7 @@ class Nodes(FullText, Vectors):
     def _nodes_where(
         self, where: str, args: Sequence[Any], order_by: str | None = None
     ) -> Iterator[Node]:
-        rows = self.table("nodes").rows_where(where, args, order_by=order_by, select=NODE_COLUMNS)
+        rows = self.conn.execute(sql.nodes_where(where, order_by), args)
         return (row_to_node(row) for row in rows)
 
     def get_node(self, node_id: int) -> Node | None:
@@ -165,18 +175,13 @@ class Nodes(FullText, Vectors):
 
     def kinds_of(self, node_ids: Sequence[int]) -> dict[int, str]:
         """The kind of each of the given nodes (missing ids are absent)."""
-        rows = self.table("nodes").rows_where(
-            sql.in_json("id"), [json.dumps(list(node_ids))], select="id, kind"
-        )
-        return {int(row["id"]): row["kind"] for row in rows}
+        rows = self.conn.execute(sql.KINDS_OF, (json.dumps(list(node_ids)),))
+        return {int(i): kind for i, kind in rows}
 
     def kinds_present(self, space: str, kinds: Sequence[str]) -> set[str]:
         """Which of `kinds` have at least one node in the space (an index probe per kind)."""
-        nodes = self.table("nodes")
         return {
-            kind
-            for kind in kinds
-            if any(nodes.rows_where("space = ? AND kind = ?", [space, kind], select="1", limit=1))
+            kind for kind in kinds if self.conn.execute(sql.KIND_PRESENT, (space, kind)).fetchone()
         }
 
     def sources_of(self, node_ids: Iterable[int]) -> dict[int, list[str]]:
@@ -226,8 +231,4 @@ class Nodes(FullText, Vectors):
 
     def link_sources(self, pairs: Iterable[tuple[int, int]]) -> None:
         """Record which source file(s) each episode came from."""
-        # Every column is the key, so this upsert keeps what is there (an INSERT OR IGNORE
-        # through sqlite-utils 4.2 fails on this WITHOUT ROWID table; see mark_processed).
-        self.table("node_sources").upsert_all(
-            ({"node": node, "source": source} for node, source in pairs), pk=("node", "source")
-        )
+        self.conn.executemany(_LINK, list(pairs))

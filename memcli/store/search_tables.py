@@ -24,11 +24,12 @@ VECTORS = "vec_nodes"
 
 def text_table(db: Database, space: str, create: bool = False) -> str | None:
     """The name of a space's full-text table; made on first use when `create`."""
-    spaces = db.table(TEXT_SPACES)
-    for row in spaces.rows_where("space = ?", [space], select="id"):
-        return f"fts_{int(row['id'])}"
+    row = db.execute(sql.TEXT_TABLE_ID, [space]).fetchone()  # on every search: kept lean
+    if row is not None:
+        return f"fts_{int(row[0])}"
     if not create:
         return None
+    spaces = db.table(TEXT_SPACES)
     spaces.insert({"space": space})
     name = f"fts_{spaces.last_rowid}"
     db.execute(sql.create_text_table(name))
@@ -49,7 +50,7 @@ def drop_text_table(db: Database, space: str, name: str) -> None:
 
 
 def has_vector_table(db: Database) -> bool:
-    return db.table(VECTORS).exists()
+    return db.execute(sql.VECTOR_TABLE).fetchone() is not None  # on every vector search
 
 
 def create_vector_table(db: Database, dim: int) -> None:

@@ -25,6 +25,9 @@ RUN_COUNTERS = (
     "failures",
 )
 
+# Written once per unit of consolidation work: kept to one statement each.
+_MARK = sql.insert("processed", ("space", "stage", "node"), "IGNORE")
+
 # Held by a consolidation run, and by prune (which must not remove episodes under it).
 CONSOLIDATION_LOCK = "consolidate"
 
@@ -104,12 +107,7 @@ class Work(StoreBase):
 
     def mark_processed(self, space: str, stage: str, node_ids: Iterable[int]) -> None:
         """Record that a stage has consumed these nodes. Call inside the unit's transaction."""
-        # An upsert, not INSERT OR IGNORE: sqlite-utils 4.2 looks up the rowid of a single
-        # ignored record, and this WITHOUT ROWID table has none. A node's space never changes,
-        # so rewriting it is a no-op.
-        self.table("processed").upsert_all(
-            ({"space": space, "stage": stage, "node": n} for n in node_ids), pk=("stage", "node")
-        )
+        self.conn.executemany(_MARK, [(space, stage, n) for n in node_ids])
 
     def unprocessed(self, space: str, stage: str, kind: str = "episode") -> list[int]:
         """Ids of a kind's nodes that a stage has not consumed yet, oldest first."""
@@ -117,10 +115,8 @@ class Work(StoreBase):
 
     def processed_among(self, stage: str, node_ids: Sequence[int]) -> set[int]:
         """Which of the given nodes a stage has consumed."""
-        rows = self.table("processed").rows_where(
-            "stage = ? AND " + sql.in_json("node"), [stage, json.dumps(list(node_ids))]
-        )
-        return {row["node"] for row in rows}
+        rows = self.conn.execute(sql.PROCESSED_AMONG, (stage, json.dumps(list(node_ids))))
+        return {r[0] for r in rows}
 
     # -- locks ------------------------------------------------------------------
 
