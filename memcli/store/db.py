@@ -66,7 +66,7 @@ def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
         raise _cannot_open(target, str(exc)) from None
     _load_vec(conn)
     try:
-        conn.execute(sql.busy_timeout(int(busy_timeout * 1000)))
+        conn.execute(sql.BUSY_TIMEOUT.format(int(busy_timeout * 1000)))
         mode = conn.execute(sql.WAL_MODE).fetchone()[0]
         for pragma in sql.connection_pragmas(MMAP_BYTES):
             conn.execute(pragma)

@@ -71,7 +71,7 @@ def migrate(conn: Any, migrations: Sequence[tuple[str, Step]] = MIGRATIONS) -> i
             if current_version(conn) >= number:  # another process got there first
                 continue
             step(conn)
-            conn.execute(sql.set_user_version(number))
+            conn.execute(sql.SET_USER_VERSION.format(number))
             wrap(conn).table("meta").insert(
                 {"key": f"migration.{name}", "value": now_iso()}, replace=True
             )

@@ -1,10 +1,14 @@
-"""Every SQL statement the store runs by hand: what sqlite-utils has no call for.
+"""Every SQL statement the store runs by hand, and why sqlite-utils does not run it.
 
-That is: connection pragmas and write-transaction control, the DDL of migrations that have
-shipped (kept verbatim: an applied migration's effect never changes), the FTS5 and sqlite-vec
-virtual tables and their MATCH / KNN queries, recursive provenance walks, and the reads that
-join, group or take the union of tables. Plain inserts, updates, deletes and single-table
-reads go through sqlite-utils table methods in the other modules of this package.
+- no sqlite-utils call for it: pragmas and write transactions (BEGIN IMMEDIATE), the DDL of
+  shipped migrations (verbatim: AUTOINCREMENT, WITHOUT ROWID, partial indexes; an applied
+  migration's effect never changes), FTS5 and sqlite-vec tables with their MATCH / KNN
+  queries, recursive walks, joins, group-bys and unions;
+- measured too slow through it on a hot path (ingest, each consolidation unit, each
+  question): row inserts and node, kind and edge reads. Each sqlite-utils call lists the
+  tables first, insert_all prepares every value in Python, rows_where builds dicts.
+
+Everything else (cold writes and reads) goes through sqlite-utils table methods.
 """
 
 from __future__ import annotations
@@ -26,10 +30,6 @@ def connection_pragmas(mmap_bytes: int) -> tuple[str, ...]:
     )
 
 
-def busy_timeout(ms: int) -> str:
-    return f"PRAGMA busy_timeout = {int(ms)}"
-
-
 WAL_MODE = "PRAGMA journal_mode = WAL"
 WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
 BEGIN_WRITE = "BEGIN IMMEDIATE"  # take the write lock now, not at the first write
@@ -38,10 +38,8 @@ COMMIT = "COMMIT"
 ROLLBACK = "ROLLBACK"
 VACUUM = "VACUUM"
 USER_VERSION = "PRAGMA user_version"
-
-
-def set_user_version(number: int) -> str:
-    return f"PRAGMA user_version = {int(number)}"
+SET_USER_VERSION = "PRAGMA user_version = {:d}"  # pragmas take no bound parameters
+BUSY_TIMEOUT = "PRAGMA busy_timeout = {:d}"
 
 
 # -- shipped migrations: verbatim, one statement per string ------------------------------
@@ -211,7 +209,7 @@ def vector_search(kinds: int) -> str:
     )
 
 
-# -- bulk inserts on the ingest path ----------------------------------------------------
+# -- row inserts -------------------------------------------------------------------------
 
 
 def insert(table: str, columns: Sequence[str], conflict: str = "") -> str:
@@ -239,9 +237,8 @@ def in_params(prefix: str, count: int) -> str:
 
 # -- nodes -------------------------------------------------------------------------------
 
-# Reads on the question path (retrieval, packing, consolidation loops) are hand-written too:
-# sqlite-utils' rows_where first lists every table to check this one exists, then builds a
-# dict per row, which made nodes_by_ids ~1.5x and kinds_of ~2x slower (measured).
+# Read on every question and consolidation unit (through rows_where nodes_by_ids was ~1.5x
+# and kinds_of ~2x slower).
 NODE_COLUMNS = (
     "id, kind, space, text, speaker, session, seq, timestamp, ref, belief, status, props,"
     " created_at"
