@@ -41,7 +41,6 @@ T = TypeVar("T")
 STAGES: tuple[str, ...] = ("segment", "summarize", "link", "facts", "concepts", "reflect")
 #: Stages that cannot run at all without a chat model.
 LLM_ONLY: frozenset[str] = frozenset({"link", "facts", "reflect"})
-LOCK_NAME = "consolidate"
 MAX_REASKS = 2
 
 # The counters a stage reports are the columns of its `runs` row.

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from memcli.consolidate.buffer import pending_buffers
 from memcli.consolidate.common import (
     LLM_ONLY,
-    LOCK_NAME,
     STAGES,
     ConsolidateReport,
     Job,
@@ -134,16 +133,13 @@ def consolidate(
     if dry_run_only:
         report = dry_run(job, names)
     else:
-        holder = ctx.store.try_lock(LOCK_NAME)
-        if holder is not None:
-            return ConsolidateReport(
-                locked=True, holder=holder, seconds=time.perf_counter() - started
-            )
-        try:
+        with ctx.store.consolidation_lock() as holder:
+            if holder is not None:
+                return ConsolidateReport(
+                    locked=True, holder=holder, seconds=time.perf_counter() - started
+                )
             ctx.store.runs_interrupted(ctx.space)
             report = ConsolidateReport(stages=run_stages(job, names))
-        finally:
-            ctx.store.unlock(LOCK_NAME)
     report.no_llm = ctx.chat is None
     report.seconds = time.perf_counter() - started
     return report

@@ -83,16 +83,24 @@ def _embed_new(mem: Memory, plans: list[_Plan], progress: Progress) -> tuple[lis
     return vectors, time.perf_counter() - started
 
 
-def _episode_props(ep: Episode) -> dict[str, Any]:
-    """An episode's props, with the raw timestamp when it was rewritten and the relative
-    time expressions it resolves ("yesterday" -> the date it meant)."""
+def _episode_row(ep: Episode, key: str, session: str, seq: int) -> dict[str, Any]:
+    """The node row of one episode, at position `seq` of its session."""
     props = dict(ep.props)
     if ep.timestamp_raw and ep.timestamp_raw != ep.timestamp:
         props["timestamp_raw"] = ep.timestamp_raw
-    refs = time_refs(ep.text, ep.timestamp)
+    refs = time_refs(ep.text, ep.timestamp)  # "yesterday" -> the date it meant
     if refs:
         props["time_refs"] = refs
-    return props
+    return {
+        "text": ep.text,
+        "speaker": ep.speaker,
+        "session": session,
+        "seq": seq,
+        "timestamp": ep.timestamp,
+        "ref": ep.ref,
+        "key": key,
+        "props": props,
+    }
 
 
 def _insert_episodes(
@@ -100,40 +108,36 @@ def _insert_episodes(
 ) -> tuple[int, set[str]]:
     """Insert the plan's new episodes in order, chaining each session with NEXT edges."""
     store, space = mem.store, mem.space
-    tails: dict[str, tuple[int, int] | None] = {}
-    edges: list[Edge] = []
-    vec_rows: list[tuple[int, str, str, Any]] = []
-    inserted = 0
+    chain: dict[str, int] = {}  # session -> row id of its last stored turn
+    seqs: dict[str, int] = {}  # session -> seq of its last turn so far
+    rows: list[dict[str, Any]] = []
+    kept: list[Any] = []
     for i, vec in zip(plan.new_index, vectors, strict=True):
         ep, key = plan.episodes[i], plan.keys[i]
         if key in skip:
             continue
         session = ep.session or "default"
-        if session not in tails:
-            tails[session] = store.session_tail(space, session)
-        tail = tails[session]
-        seq = tail[1] + 1 if tail else 0
-        node_id = store.insert_node(
-            space,
-            "episode",
-            ep.text,
-            speaker=ep.speaker,
-            session=session,
-            seq=seq,
-            timestamp=ep.timestamp,
-            ref=ep.ref,
-            key=key,
-            props=_episode_props(ep),
-        )
-        if tail:
-            edges.append(Edge(tail[0], node_id, "NEXT"))
-        tails[session] = (node_id, seq)
-        inserted += 1
-        if vec is not None:
-            vec_rows.append((node_id, space, "episode", vec))
+        if session not in seqs:
+            tail = store.session_tail(space, session)
+            if tail:
+                chain[session] = tail[0]
+            seqs[session] = tail[1] if tail else -1
+        seqs[session] += 1
+        rows.append(_episode_row(ep, key, session, seqs[session]))
+        kept.append(vec)
+    ids = store.insert_nodes(space, "episode", rows)
+    edges: list[Edge] = []
+    for node_id, row in zip(ids, rows, strict=True):
+        if row["session"] in chain:
+            edges.append(Edge(chain[row["session"]], node_id, "NEXT"))
+        chain[row["session"]] = node_id
     store.add_edges(space, edges)
-    store.put_vectors(vec_rows)
-    return inserted, set(tails)
+    store.put_vectors(
+        (node_id, space, "episode", vec)
+        for node_id, vec in zip(ids, kept, strict=True)
+        if vec is not None
+    )
+    return len(ids), set(seqs)
 
 
 def _write(mem: Memory, plan: _Plan, vectors: list[Any]) -> tuple[int, set[str]]:

@@ -378,16 +378,11 @@ def prune(
 def _consolidation_lock(store: Store) -> Iterator[None]:
     """Hold the consolidation lock: a running consolidation would otherwise write facts
     about episodes this prune has just removed."""
-    from memcli.consolidate.common import LOCK_NAME
-
-    holder = store.try_lock(LOCK_NAME)
-    if holder is not None:
-        raise DatabaseError(
-            f"a consolidation is running (pid {holder['pid']} on {holder['host']}, "
-            f"since {holder['since']}); nothing was removed",
-            fix="run prune again when it has finished",
-        )
-    try:
+    with store.consolidation_lock() as holder:
+        if holder is not None:
+            raise DatabaseError(
+                f"a consolidation is running (pid {holder['pid']} on {holder['host']}, "
+                f"since {holder['since']}); nothing was removed",
+                fix="run prune again when it has finished",
+            )
         yield
-    finally:
-        store.unlock(LOCK_NAME)

@@ -7,9 +7,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli.errors import DatabaseError
+from memcli.store import sql
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 BUSY_TIMEOUT_S = 30.0
 
@@ -19,6 +23,16 @@ def sqlite_module() -> Any:
     from sqlite_utils.utils import sqlite3
 
     return sqlite3
+
+
+def wrap(conn: Any) -> Database:
+    """sqlite-utils' view of an open connection (it changes no pragma and loads no plugin).
+
+    Its writes join the caller's transaction as a savepoint, or run in their own.
+    """
+    from sqlite_utils import Database
+
+    return Database(conn, recursive_triggers=False, execute_plugins=False)
 
 
 def _create_private(path: Path) -> None:
@@ -52,14 +66,10 @@ def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
         raise _cannot_open(target, str(exc)) from None
     _load_vec(conn)
     try:
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA secure_delete = ON")
-        # Reads through a memory map instead of SQLite's small page cache: a vector search
-        # scans every stored vector, and point lookups of vectors become ~10x cheaper.
-        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        conn.execute(sql.BUSY_TIMEOUT.format(int(busy_timeout * 1000)))
+        mode = conn.execute(sql.WAL_MODE).fetchone()[0]
+        for pragma in sql.connection_pragmas(MMAP_BYTES):
+            conn.execute(pragma)
     except sqlite3.DatabaseError as exc:
         conn.close()
         if not _not_a_database(exc):
@@ -116,7 +126,7 @@ def transaction(conn: Any, retries: int = 3) -> Iterator[Any]:
     sqlite3 = sqlite_module()
     for attempt in range(retries + 1):
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(sql.BEGIN_WRITE)
             break
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) and "busy" not in str(exc):
@@ -130,11 +140,11 @@ def transaction(conn: Any, retries: int = 3) -> Iterator[Any]:
     try:
         yield conn
     except BaseException:
-        conn.execute("ROLLBACK")
+        conn.execute(sql.ROLLBACK)
         raise
     else:
         try:
-            conn.execute("COMMIT")
+            conn.execute(sql.COMMIT)
         except sqlite3.OperationalError as exc:
-            conn.execute("ROLLBACK")
+            conn.execute(sql.ROLLBACK)
             raise DatabaseError(f"commit failed: {exc}") from None

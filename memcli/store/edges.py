@@ -7,19 +7,35 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from memcli.models import Edge
-from memcli.store.nodes import chunked, now_iso
+from memcli.store import sql
+from memcli.store.base import StoreBase, chunked, now_iso
+
+_INSERT = sql.insert(
+    "edges", ("space", "src", "dst", "type", "weight", "props", "created_at"), "IGNORE"
+)
 
 
-class EdgesMixin:
-    conn: Any
+def _ids(node_ids: Sequence[int]) -> str:
+    return json.dumps(list(dict.fromkeys(node_ids)))
+
+
+def _edge(row: dict[str, Any]) -> Edge:
+    props = json.loads(row["props"]) if row["props"] else {}
+    return Edge(row["src"], row["dst"], row["type"], row["weight"], props)
+
+
+class Edges(StoreBase):
+    """The `edges` table."""
 
     def add_edges(self, space: str, edges: Iterable[Edge]) -> int:
-        """Insert edges, ignoring exact (src, dst, type) repeats; return how many were new."""
+        """Insert edges, ignoring exact (src, dst, type) repeats; return how many were new.
+
+        (A plain executemany, so total_changes counts only these rows: no sqlite-utils
+        savepoint in between, at which FTS5 would flush pending full-text rows.)"""
         before = self.conn.total_changes
         stamp = now_iso()
         self.conn.executemany(
-            "INSERT OR IGNORE INTO edges (space, src, dst, type, weight, props, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            _INSERT,
             [
                 (space, e.src, e.dst, e.type, e.weight, json.dumps(e.props or {}), stamp)
                 for e in edges
@@ -30,15 +46,11 @@ class EdgesMixin:
     def edges_of(self, node_ids: Sequence[int], types: Sequence[str] | None = None) -> list[Edge]:
         """Every edge touching any of the nodes (either direction), optionally of some types."""
         out: dict[tuple[int, int, str], Edge] = {}
-        type_sql = f" AND type IN ({','.join('?' * len(types))})" if types else ""
         for part in chunked(list(dict.fromkeys(node_ids)), 400):
-            marks = ",".join("?" * len(part))
-            for col in ("src", "dst"):
-                sql = (
-                    f"SELECT src, dst, type, weight, props FROM edges"
-                    f" WHERE {col} IN ({marks}){type_sql}"
-                )
-                for src, dst, typ, weight, props in self.conn.execute(sql, (*part, *(types or ()))):
+            for column in ("src", "dst"):
+                statement = sql.edges_touching(column, len(types or ()))
+                rows = self.conn.execute(statement, (json.dumps(list(part)), *(types or ())))
+                for src, dst, typ, weight, props in rows:
                     out[(src, dst, typ)] = Edge(src, dst, typ, weight, json.loads(props))
         return list(out.values())
 
@@ -48,29 +60,18 @@ class EdgesMixin:
         self, node_ids: Sequence[int], types: Sequence[str] | None = None
     ) -> list[tuple[int, int, str, float]]:
         """(src, dst, type, weight) of every edge touching any of the nodes."""
-        ids = json.dumps(list(dict.fromkeys(node_ids)))
-        type_sql = f" AND type IN ({','.join('?' * len(types))})" if types else ""
-        sql = (
-            "SELECT src, dst, type, weight FROM edges"
-            f" WHERE src IN (SELECT value FROM json_each(?)){type_sql}"
-            " UNION SELECT src, dst, type, weight FROM edges"
-            f" WHERE dst IN (SELECT value FROM json_each(?)){type_sql}"
-        )
+        ids = _ids(node_ids)
         args = (ids, *(types or ()), ids, *(types or ()))
-        return [(int(s), int(d), t, float(w)) for s, d, t, w in self.conn.execute(sql, args)]
+        rows = self.conn.execute(sql.edge_rows(len(types or ())), args)
+        return [(int(s), int(d), t, float(w)) for s, d, t, w in rows]
 
     def edges_within(
         self, node_ids: Sequence[int], types: Sequence[str] | None = None
     ) -> list[tuple[int, int, str, float]]:
         """(src, dst, type, weight) of every edge with both ends among the nodes."""
         wanted = set(node_ids)
-        type_sql = f" AND type IN ({','.join('?' * len(types))})" if types else ""
-        # Driven by src alone: a (src IN list AND dst IN list) plan probes every pair.
-        sql = (
-            "SELECT src, dst, type, weight FROM edges"
-            f" WHERE src IN (SELECT value FROM json_each(?)){type_sql}"
-        )
-        rows = self.conn.execute(sql, (json.dumps(list(wanted)), *(types or ())))
+        args = (json.dumps(list(wanted)), *(types or ()))
+        rows = self.conn.execute(sql.edges_from(len(types or ())), args)
         return [(int(s), int(d), t, float(w)) for s, d, t, w in rows if d in wanted]
 
     def degrees(self, node_ids: Sequence[int]) -> dict[int, int]:
@@ -78,20 +79,13 @@ class EdgesMixin:
         ids = list(dict.fromkeys(node_ids))
         out = dict.fromkeys(ids, 0)
         packed = json.dumps(ids)
-        sql = (
-            "SELECT src, COUNT(*) FROM edges WHERE src IN (SELECT value FROM json_each(?))"
-            " GROUP BY src UNION ALL"
-            " SELECT dst, COUNT(*) FROM edges WHERE dst IN (SELECT value FROM json_each(?))"
-            " GROUP BY dst"
-        )
-        for node, n in self.conn.execute(sql, (packed, packed)):
+        for node, n in self.conn.execute(sql.DEGREES, (packed, packed)):
             out[int(node)] += int(n)
         return out
 
     def iter_edges(self, space: str) -> Iterator[Edge]:
         """Every edge of a space, in insertion order."""
-        for src, dst, typ, weight, props in self.conn.execute(
-            "SELECT src, dst, type, weight, props FROM edges WHERE space = ? ORDER BY id",
-            (space,),
-        ):
-            yield Edge(src, dst, typ, weight, json.loads(props) if props else {})
+        rows = self.table("edges").rows_where(
+            "space = ?", [space], order_by="id", select="src, dst, type, weight, props"
+        )
+        return (_edge(row) for row in rows)

@@ -1,203 +1,98 @@
-"""Numbered, append-only schema migrations. Never edit one that has shipped: add the next."""
+"""Numbered, append-only schema migrations. Never edit one that has shipped: add the next.
+
+`PRAGMA user_version` counts the migrations a file has had. Each pending one runs in its own
+write transaction, which first checks the count again (another process may have migrated the
+file meanwhile), and leaves a `migration.<name>` row in `meta` with the time it ran.
+
+A migration is a function of a sqlite-utils `Database`, so a new one creates or transforms
+tables with `db[name].create(...)`, `.add_column(...)`, `.transform(...)`. The first three
+predate that and run their shipped DDL verbatim (sqlite-utils cannot write AUTOINCREMENT,
+WITHOUT ROWID or partial indexes, and their effect must never change).
+
+sqlite-utils' own `Migrations` is not used: it records applied names in a
+`_sqlite_migrations` table rather than `user_version` (so files written so far would look
+unmigrated), opens a deferred transaction without re-checking what another process applied
+first, and cannot tell a file migrated by a newer memcli.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime, timezone
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from memcli.errors import DatabaseError
+from memcli.store import search_tables, sql
+from memcli.store.base import now_iso
+from memcli.store.db import transaction, wrap
 
-Migration = Callable[[Any], None]
-MIGRATIONS: list[tuple[str, Migration]] = []
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+Step = Callable[[Any], None]  # applied to a connection
+MIGRATIONS: list[tuple[str, Step]] = []
 
 
-def migration(fn: Migration) -> Migration:
+def migration(fn: Callable[[Database], None]) -> Callable[[Database], None]:
     """Register `fn` as the next migration; its name must start with the next number."""
     number = int(fn.__name__[1:4])
     if number != len(MIGRATIONS) + 1:
         raise RuntimeError(f"migration {fn.__name__} is out of order")
-    MIGRATIONS.append((fn.__name__, fn))
+    MIGRATIONS.append((fn.__name__, as_step(fn)))
     return fn
 
 
-def run_script(conn: Any, script: str) -> None:
-    """Run `;`-separated statements inside the caller's transaction.
-
-    (`executescript` would commit the open transaction first.)
-    """
-    for statement in script.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+def as_step(fn: Callable[[Database], None]) -> Step:
+    """A migration function made to run on a connection."""
+    return lambda conn: fn(wrap(conn))
 
 
-@migration
-def m001_initial(conn: Any) -> None:
-    run_script(
-        conn,
-        """
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-
-        CREATE TABLE sources (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            space TEXT NOT NULL,
-            path TEXT NOT NULL,
-            sha256 TEXT NOT NULL,
-            format TEXT NOT NULL,
-            episodes INTEGER NOT NULL DEFAULT 0,
-            ingested_at TEXT NOT NULL,
-            UNIQUE (space, sha256)
-        );
-
-        CREATE TABLE nodes (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            space TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            text TEXT NOT NULL,
-            speaker TEXT,
-            session TEXT,
-            seq INTEGER,
-            timestamp TEXT,
-            ref TEXT,
-            belief REAL,
-            status TEXT,
-            key TEXT,
-            props TEXT NOT NULL DEFAULT '{}',
-            created_at TEXT NOT NULL
-        );
-        CREATE UNIQUE INDEX nodes_key ON nodes (space, kind, key) WHERE key IS NOT NULL;
-        CREATE INDEX nodes_space_kind ON nodes (space, kind);
-        CREATE INDEX nodes_session ON nodes (space, session, seq);
-        CREATE INDEX nodes_ref ON nodes (space, ref);
-
-        CREATE TABLE node_sources (
-            node INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
-            source INTEGER NOT NULL REFERENCES sources (id) ON DELETE CASCADE,
-            PRIMARY KEY (node, source)
-        ) WITHOUT ROWID;
-        CREATE INDEX node_sources_source ON node_sources (source);
-
-        CREATE TABLE edges (
-            id INTEGER PRIMARY KEY,
-            space TEXT NOT NULL,
-            src INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
-            dst INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
-            type TEXT NOT NULL,
-            weight REAL NOT NULL DEFAULT 1.0,
-            props TEXT NOT NULL DEFAULT '{}',
-            created_at TEXT NOT NULL,
-            UNIQUE (src, dst, type)
-        );
-        CREATE INDEX edges_dst ON edges (dst, type);
-        CREATE INDEX edges_space_type ON edges (space, type);
-
-        CREATE VIRTUAL TABLE nodes_fts USING fts5 (
-            text, speaker, space UNINDEXED, kind UNINDEXED,
-            tokenize = 'porter unicode61 remove_diacritics 2'
-        );
-        """,
-    )
+def run_statements(db: Database, statements: Sequence[str]) -> None:
+    """Run DDL statements one by one inside the caller's transaction."""
+    for statement in statements:
+        db.execute(statement)
 
 
 def current_version(conn: Any) -> int:
     """How many migrations this file has had applied."""
-    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    return int(conn.execute(sql.USER_VERSION).fetchone()[0])
 
 
-def migrate(conn: Any) -> int:
+def migrate(conn: Any, migrations: Sequence[tuple[str, Step]] = MIGRATIONS) -> int:
     """Apply every pending migration, each in its own transaction; return the new version."""
-    from memcli.store.db import transaction
-
     version = current_version(conn)
-    if version > len(MIGRATIONS):
+    if version > len(migrations):
         raise DatabaseError(
             f"this database has schema version {version}, newer than this memcli "
-            f"understands ({len(MIGRATIONS)})",
+            f"understands ({len(migrations)})",
             fix="upgrade memcli (pip install -U memcli)",
         )
-    for number, (name, fn) in enumerate(MIGRATIONS[version:], start=version + 1):
+    for number, (name, step) in enumerate(migrations[version:], start=version + 1):
         with transaction(conn):
             if current_version(conn) >= number:  # another process got there first
                 continue
-            fn(conn)
-            conn.execute(f"PRAGMA user_version = {number}")
-            stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            conn.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                (f"migration.{name}", stamp),
+            step(conn)
+            conn.execute(sql.SET_USER_VERSION.format(number))
+            wrap(conn).table("meta").insert(
+                {"key": f"migration.{name}", "value": now_iso()}, replace=True
             )
-    return len(MIGRATIONS)
+    return len(migrations)
 
 
 @migration
-def m002_consolidation(conn: Any) -> None:
-    run_script(
-        conn,
-        """
-        CREATE TABLE llm_cache (
-            key TEXT PRIMARY KEY,
-            provider TEXT NOT NULL,
-            model TEXT NOT NULL,
-            response TEXT NOT NULL,
-            prompt_tokens INTEGER NOT NULL DEFAULT 0,
-            completion_tokens INTEGER NOT NULL DEFAULT 0,
-            created_at TEXT NOT NULL
-        );
-
-        CREATE TABLE runs (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            space TEXT NOT NULL,
-            stage TEXT NOT NULL,
-            status TEXT NOT NULL,
-            started_at TEXT NOT NULL,
-            finished_at TEXT,
-            items INTEGER NOT NULL DEFAULT 0,
-            nodes INTEGER NOT NULL DEFAULT 0,
-            edges INTEGER NOT NULL DEFAULT 0,
-            llm_calls INTEGER NOT NULL DEFAULT 0,
-            cache_hits INTEGER NOT NULL DEFAULT 0,
-            prompt_tokens INTEGER NOT NULL DEFAULT 0,
-            completion_tokens INTEGER NOT NULL DEFAULT 0,
-            failures INTEGER NOT NULL DEFAULT 0,
-            last_error TEXT
-        );
-        CREATE INDEX runs_space_stage ON runs (space, stage, id);
-
-        CREATE TABLE processed (
-            space TEXT NOT NULL,
-            stage TEXT NOT NULL,
-            node INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
-            PRIMARY KEY (stage, node)
-        ) WITHOUT ROWID;
-        CREATE INDEX processed_node ON processed (node);
-
-        CREATE TABLE locks (
-            name TEXT PRIMARY KEY,
-            pid INTEGER NOT NULL,
-            host TEXT NOT NULL,
-            acquired_at TEXT NOT NULL
-        );
-        """,
-    )
+def m001_initial(db: Database) -> None:
+    run_statements(db, sql.M001_INITIAL)
 
 
 @migration
-def m003_fts_per_space(conn: Any) -> None:
+def m002_consolidation(db: Database) -> None:
+    run_statements(db, sql.M002_CONSOLIDATION)
+
+
+@migration
+def m003_fts_per_space(db: Database) -> None:
     """One full-text table per space, so BM25 statistics never mix spaces."""
-    conn.execute(
-        "CREATE TABLE fts_spaces (id INTEGER PRIMARY KEY AUTOINCREMENT, space TEXT NOT NULL UNIQUE)"
-    )
-    spaces = [row[0] for row in conn.execute("SELECT DISTINCT space FROM nodes_fts")]
-    for space in spaces:
-        row = conn.execute("INSERT INTO fts_spaces (space) VALUES (?)", (space,))
-        name = f"fts_{row.lastrowid}"
-        conn.execute(
-            f"CREATE VIRTUAL TABLE {name} USING fts5 ("
-            " text, speaker, kind UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')"
-        )
-        conn.execute(
-            f"INSERT INTO {name} (rowid, text, speaker, kind)"
-            " SELECT rowid, text, speaker, kind FROM nodes_fts WHERE space = ?",
-            (space,),
-        )
-    conn.execute("DROP TABLE nodes_fts")
+    db.execute(sql.M003_FTS_SPACES)
+    for (space,) in db.execute(sql.M003_OLD_SPACES).fetchall():
+        table = search_tables.text_table(db, space, create=True)
+        db.execute(sql.m003_copy_space(str(table)), [space])
+    db.table("nodes_fts").drop()

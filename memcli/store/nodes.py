@@ -1,28 +1,26 @@
-"""Node and source rows."""
+"""Node and source rows; a node's full-text row and vector follow it in and out."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime, timezone
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from memcli.errors import NodeNotFound
 from memcli.models import Node, parse_node_id
+from memcli.store import provenance, sql
+from memcli.store.base import chunked, now_iso
+from memcli.store.fts import FullText
+from memcli.store.vectors import Vectors
 
-NODE_COLUMNS = (
-    "id, kind, space, text, speaker, session, seq, timestamp, ref, belief, status, props,"
-    " created_at"
-)
-
-
-def now_iso() -> str:
-    """The current UTC time, to the second, ISO 8601."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+# The columns a new node may set besides its space, kind and text.
+NODE_FIELDS = ("speaker", "session", "seq", "timestamp", "ref", "belief", "status", "key")
+_INSERT = sql.insert("nodes", ("id", "space", "kind", "text", *NODE_FIELDS, "props", "created_at"))
+_LINK = sql.insert("node_sources", ("node", "source"), "IGNORE")
 
 
 def row_to_node(row: Sequence[Any]) -> Node:
-    """Build a Node from a row selected with NODE_COLUMNS."""
+    """Build a Node from a row selected with sql.NODE_COLUMNS."""
     return Node(
         id=row[0],
         kind=row[1],
@@ -40,14 +38,42 @@ def row_to_node(row: Sequence[Any]) -> Node:
     )
 
 
-def chunked(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
-    """Slices of at most `size` items (SQLite limits the number of bound parameters)."""
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+def _ids(values: Iterable[int]) -> str:
+    return json.dumps(list(dict.fromkeys(values)))
 
 
-class NodesMixin:
-    conn: Any
+class Nodes(FullText, Vectors):
+    """The `nodes`, `sources` and `node_sources` tables."""
+
+    def insert_nodes(self, space: str, kind: str, rows: Sequence[Mapping[str, Any]]) -> list[int]:
+        """Insert nodes of one space and kind, each a mapping with `text` and any of
+        NODE_FIELDS and `props`, with their full-text rows; return their row ids, in order.
+        Call inside a transaction (the ids are allocated under its write lock)."""
+        if not rows:
+            return []
+        first = int(self.conn.execute(sql.NEXT_NODE_ID).fetchone()[0])
+        ids = list(range(first, first + len(rows)))
+        stamp = now_iso()
+        self.conn.executemany(
+            _INSERT,
+            [
+                (
+                    node_id,
+                    space,
+                    kind,
+                    row["text"],
+                    *(row.get(name) for name in NODE_FIELDS),
+                    json.dumps(row.get("props") or {}, ensure_ascii=False),
+                    stamp,
+                )
+                for node_id, row in zip(ids, rows, strict=True)
+            ],
+        )
+        self.index_texts(
+            space,
+            ((i, kind, row["text"], row.get("speaker")) for i, row in zip(ids, rows, strict=True)),
+        )
+        return ids
 
     def insert_node(
         self,
@@ -66,29 +92,19 @@ class NodesMixin:
         props: dict[str, Any] | None = None,
     ) -> int:
         """Insert one node and its full-text row; return its row id. Call inside a transaction."""
-        cur = self.conn.execute(
-            "INSERT INTO nodes (space, kind, text, speaker, session, seq, timestamp, ref,"
-            " belief, status, key, props, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                space,
-                kind,
-                text,
-                speaker,
-                session,
-                seq,
-                timestamp,
-                ref,
-                belief,
-                status,
-                key,
-                json.dumps(props or {}, ensure_ascii=False),
-                now_iso(),
-            ),
-        )
-        rowid = int(cur.lastrowid)
-        self.index_text(space, rowid, kind, text, speaker)  # type: ignore[attr-defined]
-        return rowid
+        row = {
+            "text": text,
+            "speaker": speaker,
+            "session": session,
+            "seq": seq,
+            "timestamp": timestamp,
+            "ref": ref,
+            "belief": belief,
+            "status": status,
+            "key": key,
+            "props": props,
+        }
+        return self.insert_nodes(space, kind, [row])[0]
 
     def update_node(self, node_id: int, **fields: Any) -> None:
         """Change columns of a node (text changes are mirrored into the full-text index)."""
@@ -96,19 +112,20 @@ class NodesMixin:
             return
         if "props" in fields:
             fields["props"] = json.dumps(fields["props"], ensure_ascii=False)
-        cols = ", ".join(f"{name} = ?" for name in fields)
-        self.conn.execute(f"UPDATE nodes SET {cols} WHERE id = ?", (*fields.values(), node_id))
+        nodes = self.table("nodes")
+        nodes.update(node_id, fields)
         if "text" in fields or "speaker" in fields:
-            text, speaker, space, kind = self.conn.execute(
-                "SELECT text, speaker, space, kind FROM nodes WHERE id = ?", (node_id,)
-            ).fetchone()
-            self.index_text(space, node_id, kind, text, speaker)  # type: ignore[attr-defined]
+            row = nodes.get(node_id)
+            self.index_text(row["space"], node_id, row["kind"], row["text"], row["speaker"])
+
+    def _nodes_where(
+        self, where: str, args: Sequence[Any], order_by: str | None = None
+    ) -> Iterator[Node]:
+        rows = self.conn.execute(sql.nodes_where(where, order_by), args)
+        return (row_to_node(row) for row in rows)
 
     def get_node(self, node_id: int) -> Node | None:
-        row = self.conn.execute(
-            f"SELECT {NODE_COLUMNS} FROM nodes WHERE id = ?", (node_id,)
-        ).fetchone()
-        return row_to_node(row) if row else None
+        return next(self._nodes_where("id = ?", [node_id]), None)
 
     def node_by_public_id(self, public_id: str, space: str) -> Node:
         """Look up `ep12`-style ids within a space; raise NodeNotFound otherwise."""
@@ -120,137 +137,98 @@ class NodesMixin:
 
     def nodes_by_ids(self, ids: Iterable[int]) -> dict[int, Node]:
         """Fetch many nodes at once, keyed by row id (missing ids are simply absent)."""
-        wanted = list(dict.fromkeys(ids))
         found: dict[int, Node] = {}
-        for part in chunked(wanted):
-            marks = ",".join("?" * len(part))
-            for row in self.conn.execute(
-                f"SELECT {NODE_COLUMNS} FROM nodes WHERE id IN ({marks})", tuple(part)
-            ):
-                node = row_to_node(row)
-                found[node.id] = node
+        for part in chunked(list(dict.fromkeys(ids))):
+            found.update((n.id, n) for n in self._nodes_where(sql.in_json("id"), [_ids(part)]))
         return found
 
     def iter_nodes(self, space: str, kind: str | None = None, order: str = "id") -> Iterator[Node]:
         """Every node of a space (optionally one kind), ordered by `id` or `time`."""
         sort = "session, seq, id" if order == "time" else "id"
-        sql = f"SELECT {NODE_COLUMNS} FROM nodes WHERE space = ?"
-        args: tuple[Any, ...] = (space,)
         if kind:
-            sql += " AND kind = ?"
-            args += (kind,)
-        for row in self.conn.execute(f"{sql} ORDER BY {sort}", args):
-            yield row_to_node(row)
+            return self._nodes_where("space = ? AND kind = ?", [space, kind], sort)
+        return self._nodes_where("space = ?", [space], sort)
+
+    def _keyed(self, space: str, kind: str, keys: Sequence[str], column: str) -> list[Any]:
+        where = f"space = ? AND kind = ? AND {sql.in_json('key')}"
+        rows = self.table("nodes").rows_where(where, [space, kind, _ids(keys)], select=column)
+        return [row[column] for row in rows]
 
     def existing_keys(self, space: str, kind: str, keys: Sequence[str]) -> set[str]:
         """Which of `keys` are already stored for this space and kind."""
-        found: set[str] = set()
-        for part in chunked(list(dict.fromkeys(keys))):
-            marks = ",".join("?" * len(part))
-            found.update(
-                r[0]
-                for r in self.conn.execute(
-                    f"SELECT key FROM nodes WHERE space = ? AND kind = ? AND key IN ({marks})",
-                    (space, kind, *part),
-                )
-            )
-        return found
+        return set(self._keyed(space, kind, keys, "key"))
 
     def ids_for_keys(self, space: str, kind: str, keys: Sequence[str]) -> list[int]:
         """Row ids of the nodes stored under these content keys."""
-        ids: list[int] = []
-        for part in chunked(list(dict.fromkeys(keys))):
-            marks = ",".join("?" * len(part))
-            ids.extend(
-                r[0]
-                for r in self.conn.execute(
-                    f"SELECT id FROM nodes WHERE space = ? AND kind = ? AND key IN ({marks})",
-                    (space, kind, *part),
-                )
-            )
-        return ids
+        return self._keyed(space, kind, keys, "id")
 
     def session_tail(self, space: str, session: str) -> tuple[int, int] | None:
         """(row id, seq) of the last episode of a session, or None for a new session."""
-        row = self.conn.execute(
-            "SELECT id, seq FROM nodes WHERE space = ? AND kind = 'episode' AND session = ?"
-            " ORDER BY seq DESC LIMIT 1",
-            (space, session),
-        ).fetchone()
-        return (row[0], row[1]) if row else None
+        rows = self.table("nodes").rows_where(
+            "space = ? AND kind = 'episode' AND session = ?",
+            [space, session],
+            order_by="seq DESC",
+            select="id, seq",
+            limit=1,
+        )
+        return next(((row["id"], row["seq"]) for row in rows), None)
 
     def kinds_of(self, node_ids: Sequence[int]) -> dict[int, str]:
         """The kind of each of the given nodes (missing ids are absent)."""
-        rows = self.conn.execute(
-            "SELECT id, kind FROM nodes WHERE id IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(node_ids)),),
-        )
+        rows = self.conn.execute(sql.KINDS_OF, (json.dumps(list(node_ids)),))
         return {int(i): kind for i, kind in rows}
 
     def kinds_present(self, space: str, kinds: Sequence[str]) -> set[str]:
         """Which of `kinds` have at least one node in the space (an index probe per kind)."""
         return {
-            kind
-            for kind in kinds
-            if self.conn.execute(
-                "SELECT 1 FROM nodes WHERE space = ? AND kind = ? LIMIT 1", (space, kind)
-            ).fetchone()
+            kind for kind in kinds if self.conn.execute(sql.KIND_PRESENT, (space, kind)).fetchone()
         }
 
     def sources_of(self, node_ids: Iterable[int]) -> dict[int, list[str]]:
         """Refs of the episodes each derived node came from, in conversation order."""
-        from memcli.store.provenance import source_episode_refs
-
-        return source_episode_refs(self.conn, list(node_ids))
+        return provenance.source_episode_refs(self.conn, list(node_ids))
 
     def segments_of(self, node_ids: Iterable[int]) -> dict[int, list[int]]:
         """The topic segments each memory rests on (its own, or its source turns')."""
-        from memcli.store.provenance import topic_segments
-
-        return topic_segments(self.conn, list(dict.fromkeys(node_ids)))
+        return provenance.topic_segments(self.conn, list(dict.fromkeys(node_ids)))
 
     def delete_nodes(self, node_ids: Sequence[int]) -> int:
         """Remove nodes with their edges, vectors and full-text rows. Call inside a transaction."""
-        has_vec = self.has_vectors()  # type: ignore[attr-defined]
+        nodes = self.table("nodes")
         for part in chunked(list(node_ids)):
-            marks = ",".join("?" * len(part))
-            spaces = self.conn.execute(f"SELECT id, space FROM nodes WHERE id IN ({marks})", part)
-            self.unindex_text(spaces.fetchall())  # type: ignore[attr-defined]
-            if has_vec:
-                self.conn.execute(f"DELETE FROM vec_nodes WHERE rowid IN ({marks})", tuple(part))
-            self.conn.execute(f"DELETE FROM nodes WHERE id IN ({marks})", tuple(part))
+            where, args = sql.in_json("id"), [json.dumps(list(part))]
+            self.unindex_text((r["id"], r["space"]) for r in nodes.rows_where(where, args))
+            self.delete_vectors(part)
+            nodes.delete_where(where, args)
         return len(node_ids)
 
     # -- sources ---------------------------------------------------------------
 
     def source_by_sha(self, space: str, sha256: str) -> tuple[int, int] | None:
         """(id, episode count) of an already-ingested file with this content hash."""
-        row = self.conn.execute(
-            "SELECT id, episodes FROM sources WHERE space = ? AND sha256 = ?", (space, sha256)
-        ).fetchone()
-        return (row[0], row[1]) if row else None
+        rows = self.table("sources").rows_where(
+            "space = ? AND sha256 = ?", [space, sha256], select="id, episodes"
+        )
+        return next(((row["id"], row["episodes"]) for row in rows), None)
 
     def insert_source(self, space: str, path: str, sha256: str, fmt: str, episodes: int) -> int:
-        cur = self.conn.execute(
-            "INSERT INTO sources (space, path, sha256, format, episodes, ingested_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (space, path, sha256, fmt, episodes, now_iso()),
+        sources = self.table("sources")
+        sources.insert(
+            {
+                "space": space,
+                "path": path,
+                "sha256": sha256,
+                "format": fmt,
+                "episodes": episodes,
+                "ingested_at": now_iso(),
+            }
         )
-        return int(cur.lastrowid)
+        return int(sources.last_rowid or 0)
 
     def source_paths(self, node_id: int) -> list[str]:
         """Paths of the files an episode was ingested from."""
-        return [
-            r[0]
-            for r in self.conn.execute(
-                "SELECT s.path FROM node_sources ns JOIN sources s ON s.id = ns.source"
-                " WHERE ns.node = ? ORDER BY s.id",
-                (node_id,),
-            )
-        ]
+        return [r[0] for r in self.conn.execute(sql.SOURCE_PATHS, (node_id,))]
 
     def link_sources(self, pairs: Iterable[tuple[int, int]]) -> None:
         """Record which source file(s) each episode came from."""
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO node_sources (node, source) VALUES (?, ?)", list(pairs)
-        )
+        self.conn.executemany(_LINK, list(pairs))

@@ -22,7 +22,9 @@ from typing import Any
 
 from memcli.errors import DatabaseError
 from memcli.models import Edge
+from memcli.store import sql
 from memcli.store.db import sqlite_module
+from memcli.store.nodes import Nodes
 
 # Edge types whose source end is the derived node and whose target is what it came from.
 DERIVED_TO_ORIGIN = ("DERIVED_FROM", "DERIVED_FROM_FACT")
@@ -51,8 +53,8 @@ def support_pairs(rows: Iterable[tuple[int, int, str, str, str]]) -> Iterator[tu
                 yield src, dst
 
 
-class PruneMixin:
-    conn: Any
+class Pruning(Nodes):
+    """Selecting what to forget, the cascade, and removing it."""
 
     # -- selecting ---------------------------------------------------------------------
 
@@ -65,38 +67,28 @@ class PruneMixin:
     ) -> dict[int, str | None]:
         """Episode id -> timestamp for the space's episodes, optionally of some sources or
         sessions (a session containing *, ? or [ is a glob pattern)."""
-        sql = "SELECT n.id, n.timestamp FROM nodes n WHERE n.space = ? AND n.kind = 'episode'"
+        where = "space = ? AND kind = 'episode'"
         args: list[Any] = [space]
         if source_ids is not None:
-            sql += (
-                " AND n.id IN (SELECT node FROM node_sources"
-                " WHERE source IN (SELECT value FROM json_each(?)))"
-            )
+            where += f" AND {sql.EPISODES_OF_SOURCES}"
             args.append(_ids(source_ids))
         if sessions is not None:
             patterns = list(sessions)
-            tests = ["n.session GLOB ?" if _is_glob(p) else "n.session = ?" for p in patterns]
-            sql += f" AND ({' OR '.join(tests) or '0'})"
+            tests = ["session GLOB ?" if _is_glob(p) else "session = ?" for p in patterns]
+            where += f" AND ({' OR '.join(tests) or '0'})"
             args.extend(patterns)
-        return {int(i): ts for i, ts in self.conn.execute(sql, args)}
+        rows = self.table("nodes").rows_where(where, args, select="id, timestamp")
+        return {int(row["id"]): row["timestamp"] for row in rows}
 
     def sessions_matching(self, space: str, pattern: str) -> int:
         """How many episodes a session name (or glob) matches in a space."""
         op = "GLOB" if _is_glob(pattern) else "="
-        row = self.conn.execute(
-            f"SELECT COUNT(*) FROM nodes WHERE space = ? AND kind = 'episode' AND session {op} ?",
-            (space, pattern),
-        ).fetchone()
-        return int(row[0])
+        where = f"space = ? AND kind = 'episode' AND session {op} ?"
+        return self.table("nodes").count_where(where, [space, pattern])
 
     def session_names(self, space: str, limit: int = 10) -> list[str]:
         """A few session names of a space, for error messages."""
-        rows = self.conn.execute(
-            "SELECT DISTINCT session FROM nodes WHERE space = ? AND kind = 'episode'"
-            " ORDER BY session LIMIT ?",
-            (space, limit),
-        )
-        return [r[0] for r in rows]
+        return [r[0] for r in self.conn.execute(sql.SESSION_NAMES, (space, limit))]
 
     def select_nodes(
         self,
@@ -108,41 +100,39 @@ class PruneMixin:
         belief_below: float | None = None,
     ) -> set[int]:
         """Ids of the space's nodes meeting every given condition."""
-        sql = "SELECT id FROM nodes WHERE space = ?"
-        args: list[Any] = [space]
+        where, args = ["space = ?"], [space]
         if ids is not None:
-            sql += " AND id IN (SELECT value FROM json_each(?))"
+            where.append(sql.in_json("id"))
             args.append(_ids(ids))
         if kinds is not None:
-            sql += " AND kind IN (SELECT value FROM json_each(?))"
+            where.append(sql.in_json("kind"))
             args.append(json.dumps(sorted(set(kinds))))
         if status is not None:
-            sql += " AND status = ?"
+            where.append("status = ?")
             args.append(status)
         if belief_below is not None:
-            sql += " AND belief IS NOT NULL AND belief < ?"
+            where.append("belief IS NOT NULL AND belief < ?")
             args.append(belief_below)
-        return {int(r[0]) for r in self.conn.execute(sql, args)}
+        rows = self.table("nodes").rows_where(" AND ".join(where), args, select="id")
+        return {int(row["id"]) for row in rows}
+
+    def _source_pairs(self, column: str, ids: Iterable[int]) -> Iterator[tuple[int, int]]:
+        """(episode, source) links whose `column` is among the ids."""
+        rows = self.table("node_sources").rows_where(sql.in_json(column), [_ids(ids)])
+        return ((int(row["node"]), int(row["source"])) for row in rows)
 
     def source_links(self, episode_ids: Iterable[int]) -> dict[int, set[int]]:
         """Episode id -> ids of the source files it was ingested from."""
         out: dict[int, set[int]] = {}
-        for node, source in self.conn.execute(
-            "SELECT node, source FROM node_sources WHERE node IN (SELECT value FROM json_each(?))",
-            (_ids(episode_ids),),
-        ):
-            out.setdefault(int(node), set()).add(int(source))
+        for node, source in self._source_pairs("node", episode_ids):
+            out.setdefault(node, set()).add(source)
         return out
 
     def linked_episodes(self, source_ids: Iterable[int]) -> dict[int, set[int]]:
         """Source id -> ids of every episode linked to it."""
         out: dict[int, set[int]] = {int(s): set() for s in source_ids}
-        for node, source in self.conn.execute(
-            "SELECT node, source FROM node_sources"
-            " WHERE source IN (SELECT value FROM json_each(?))",
-            (_ids(out),),
-        ):
-            out[int(source)].add(int(node))
+        for node, source in self._source_pairs("source", out):
+            out[source].add(node)
         return out
 
     # -- the cascade -------------------------------------------------------------------
@@ -150,15 +140,7 @@ class PruneMixin:
     def _support(self, node_ids: Iterable[int]) -> list[tuple[int, int]]:
         """(derived, supporter) pairs over every edge touching the given nodes."""
         ids = _ids(node_ids)
-        sql = (
-            "SELECT e.src, e.dst, e.type, a.kind, b.kind FROM edges e"
-            " JOIN nodes a ON a.id = e.src JOIN nodes b ON b.id = e.dst"
-            " WHERE e.src IN (SELECT value FROM json_each(?))"
-            " UNION SELECT e.src, e.dst, e.type, a.kind, b.kind FROM edges e"
-            " JOIN nodes a ON a.id = e.src JOIN nodes b ON b.id = e.dst"
-            " WHERE e.dst IN (SELECT value FROM json_each(?))"
-        )
-        return list(support_pairs(self.conn.execute(sql, (ids, ids))))
+        return list(support_pairs(self.conn.execute(sql.SUPPORT, (ids, ids))))
 
     def derived_from(self, origin_ids: Iterable[int]) -> set[int]:
         """Every node derived, directly or through other derived nodes, from the origins."""
@@ -172,7 +154,7 @@ class PruneMixin:
 
     def _unsupported(self, candidates: set[int], gone: set[int]) -> set[int]:
         """The candidates (derived nodes) left with no supporter outside `gone`."""
-        kinds = self.kinds_of(sorted(candidates))  # type: ignore[attr-defined]
+        kinds = self.kinds_of(sorted(candidates))
         derived = {n for n, kind in kinds.items() if kind != "episode"}
         alive = {d for d, s in self._support(derived) if d in derived and s not in gone}
         return derived - alive
@@ -199,23 +181,14 @@ class PruneMixin:
     def edge_ids_touching(self, node_ids: Iterable[int]) -> set[int]:
         """Ids of every edge with either end among the nodes."""
         ids = _ids(node_ids)
-        rows = self.conn.execute(
-            "SELECT id FROM edges WHERE src IN (SELECT value FROM json_each(?))"
-            " UNION SELECT id FROM edges WHERE dst IN (SELECT value FROM json_each(?))",
-            (ids, ids),
-        )
-        return {int(r[0]) for r in rows}
+        return {int(r[0]) for r in self.conn.execute(sql.EDGE_IDS_TOUCHING, (ids, ids))}
 
     def next_bridges(self, removed: set[int]) -> list[Edge]:
         """NEXT edges that keep each session's chain whole across removed episodes."""
         ids = _ids(removed)
-        nxt: dict[int, int] = {}
-        for src, dst in self.conn.execute(
-            "SELECT src, dst FROM edges WHERE type = 'NEXT' AND"
-            " (src IN (SELECT value FROM json_each(?)) OR dst IN (SELECT value FROM json_each(?)))",
-            (ids, ids),
-        ):
-            nxt[int(src)] = int(dst)
+        where = f"type = 'NEXT' AND ({sql.in_json('src')} OR {sql.in_json('dst')})"
+        rows = self.table("edges").rows_where(where, [ids, ids], select="src, dst")
+        nxt = {int(row["src"]): int(row["dst"]) for row in rows}
         bridges = []
         for src, dst in nxt.items():
             if src in removed or dst not in removed:
@@ -230,37 +203,44 @@ class PruneMixin:
 
     def unlink_sources(self, pairs: Iterable[tuple[int, int]]) -> None:
         """Forget that these (episode, source) pairs belong together."""
-        self.conn.executemany("DELETE FROM node_sources WHERE node = ? AND source = ?", list(pairs))
+        links = self.table("node_sources")
+        for pair in pairs:
+            links.delete_where("node = ? AND source = ?", pair)
 
     def delete_sources(self, source_ids: Iterable[int]) -> None:
         """Remove source rows (their provenance links go with them)."""
-        self.conn.execute(
-            "DELETE FROM sources WHERE id IN (SELECT value FROM json_each(?))",
-            (_ids(source_ids),),
-        )
+        self.table("sources").delete_where(sql.in_json("id"), [_ids(source_ids)])
 
     def delete_runs(self, space: str) -> int:
         """Remove the consolidation history of a space."""
-        return int(self.conn.execute("DELETE FROM runs WHERE space = ?", (space,)).rowcount)
+        return self._delete_counted("runs", "space = ?", [space])
 
     def llm_cache_size(self) -> int:
         """How many model replies the cache holds (what clear_llm_cache would remove)."""
-        return int(self.conn.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0])
+        return self.table("llm_cache").count
 
     def clear_llm_cache(self) -> int:
         """Empty the model reply cache; return how many replies it held."""
-        return int(self.conn.execute("DELETE FROM llm_cache").rowcount)
+        return self._delete_counted("llm_cache", None, [])
+
+    def _delete_counted(self, name: str, where: str | None, args: list[Any]) -> int:
+        # Counted first: a savepoint makes FTS5 flush its pending rows, and those writes
+        # would show in total_changes.
+        table = self.table(name)
+        count = table.count_where(where, args)
+        table.delete_where(where, args)
+        return count
 
     def compact(self) -> bool:
         """Scrub deleted content from the file: merge the full-text index, VACUUM, and
         truncate the WAL. False when readers kept the WAL from being truncated."""
         sqlite3 = sqlite_module()
-        with self.transaction():  # type: ignore[attr-defined]
+        with self.transaction():
             # FTS5 keeps deleted terms in old index segments until they are merged.
-            self.optimize_text()  # type: ignore[attr-defined]
+            self.optimize_text()
         try:
-            self.conn.execute("VACUUM")
-            busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            self.conn.execute(sql.VACUUM)
+            busy, _, _ = self.conn.execute(sql.WAL_TRUNCATE).fetchone()
         except sqlite3.OperationalError as exc:
             raise DatabaseError(
                 f"could not vacuum the database: {exc}",

@@ -1,0 +1,78 @@
+"""What every part of the store stands on: the connection, its sqlite-utils view,
+transactions and the `meta` key-value table."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from memcli.store import sql
+from memcli.store.db import transaction, wrap
+
+if TYPE_CHECKING:
+    from sqlite_utils.db import Table
+
+S = TypeVar("S", bound="StoreBase")
+
+
+def now_iso() -> str:
+    """The current UTC time, to the second, ISO 8601."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def chunked(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
+    """Slices of at most `size` items."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class StoreBase:
+    """A migrated connection to one memcli database file."""
+
+    def __init__(self, conn: Any, path: Path) -> None:
+        self.conn = conn
+        self.db = wrap(conn)
+        self.path = path
+        self._lock = threading.Lock()  # model threads share this connection for the cache
+
+    def table(self, name: str) -> Table:
+        """One of the store's tables, for sqlite-utils' data operations."""
+        return self.db.table(name)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self: S) -> S:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        """A write transaction: everything inside commits together or not at all."""
+        return transaction(self.conn)
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        """A read transaction: one consistent snapshot for several queries."""
+        self.conn.execute(sql.BEGIN_READ)
+        try:
+            yield self.conn
+        finally:
+            self.conn.execute(sql.COMMIT)
+
+    # -- meta ------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute(sql.META_GET, (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.table("meta").upsert({"key": key, "value": value}, pk="key")
+
+    def delete_meta(self, key: str) -> None:
+        self.table("meta").delete_where("key = ?", [key])

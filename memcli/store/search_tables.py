@@ -1,0 +1,61 @@
+"""The search tables made at run time, and only here: one FTS5 table per space and the one
+sqlite-vec table.
+
+Neither can be made by a migration. A space's full-text table (`fts_<id>`, listed in
+`fts_spaces`) is needed when the space's first node is written, so BM25's document statistics
+come from that space alone: another space's words neither reorder its results nor leak through
+them, and a small space never reads a large one's postings. The vector table's width is the
+embedder's dimension, known only when the first vectors arrive (and changed by `reindex`).
+The layout of both is part of the schema: changing it takes a new migration.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memcli.store import sql
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+TEXT_SPACES = "fts_spaces"
+VECTORS = "vec_nodes"
+
+
+def text_table(db: Database, space: str, create: bool = False) -> str | None:
+    """The name of a space's full-text table; made on first use when `create`."""
+    row = db.execute(sql.TEXT_TABLE_ID, [space]).fetchone()  # on every search: kept lean
+    if row is not None:
+        return f"fts_{int(row[0])}"
+    if not create:
+        return None
+    spaces = db.table(TEXT_SPACES)
+    spaces.insert({"space": space})
+    name = f"fts_{spaces.last_rowid}"
+    db.execute(sql.create_text_table(name))
+    return name
+
+
+def text_tables(db: Database) -> list[tuple[str, str]]:
+    """(space, table name) of every space's full-text table."""
+    return [
+        (row["space"], f"fts_{int(row['id'])}")
+        for row in db.table(TEXT_SPACES).rows_where(order_by="id")
+    ]
+
+
+def drop_text_table(db: Database, space: str, name: str) -> None:
+    db.table(name).drop()
+    db.table(TEXT_SPACES).delete_where("space = ?", [space])
+
+
+def has_vector_table(db: Database) -> bool:
+    return db.execute(sql.VECTOR_TABLE).fetchone() is not None  # on every vector search
+
+
+def create_vector_table(db: Database, dim: int) -> None:
+    db.execute(sql.create_vector_table(dim))
+
+
+def drop_vector_table(db: Database) -> None:
+    db.table(VECTORS).drop(ignore=True)

@@ -1,0 +1,393 @@
+"""Every SQL statement the store runs by hand, and why sqlite-utils does not run it.
+
+- no sqlite-utils call for it: pragmas and write transactions (BEGIN IMMEDIATE), the DDL of
+  shipped migrations (verbatim: AUTOINCREMENT, WITHOUT ROWID, partial indexes; an applied
+  migration's effect never changes), FTS5 and sqlite-vec tables with their MATCH / KNN
+  queries, recursive walks, joins, group-bys and unions;
+- measured too slow through it on a hot path (ingest, each consolidation unit, each
+  question): row inserts and node, kind and edge reads. Each sqlite-utils call lists the
+  tables first, insert_all prepares every value in Python, rows_where builds dicts.
+
+Everything else (cold writes and reads) goes through sqlite-utils table methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# -- connection and transactions ---------------------------------------------------------
+
+
+def connection_pragmas(mmap_bytes: int) -> tuple[str, ...]:
+    """Pragmas every connection sets after journal_mode: durability, integrity, reading."""
+    return (
+        "PRAGMA synchronous = NORMAL",
+        "PRAGMA foreign_keys = ON",
+        "PRAGMA secure_delete = ON",
+        # Reads through a memory map instead of SQLite's small page cache: a vector search
+        # scans every stored vector, and point lookups of vectors become ~10x cheaper.
+        f"PRAGMA mmap_size = {int(mmap_bytes)}",
+    )
+
+
+WAL_MODE = "PRAGMA journal_mode = WAL"
+WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
+BEGIN_WRITE = "BEGIN IMMEDIATE"  # take the write lock now, not at the first write
+BEGIN_READ = "BEGIN"
+COMMIT = "COMMIT"
+ROLLBACK = "ROLLBACK"
+VACUUM = "VACUUM"
+USER_VERSION = "PRAGMA user_version"
+SET_USER_VERSION = "PRAGMA user_version = {:d}"  # pragmas take no bound parameters
+BUSY_TIMEOUT = "PRAGMA busy_timeout = {:d}"
+
+
+# -- shipped migrations: verbatim, one statement per string ------------------------------
+
+M001_INITIAL = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE sources (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            space TEXT NOT NULL,
+            path TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            format TEXT NOT NULL,
+            episodes INTEGER NOT NULL DEFAULT 0,
+            ingested_at TEXT NOT NULL,
+            UNIQUE (space, sha256)
+        )""",
+    """CREATE TABLE nodes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            space TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            speaker TEXT,
+            session TEXT,
+            seq INTEGER,
+            timestamp TEXT,
+            ref TEXT,
+            belief REAL,
+            status TEXT,
+            key TEXT,
+            props TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL
+        )""",
+    "CREATE UNIQUE INDEX nodes_key ON nodes (space, kind, key) WHERE key IS NOT NULL",
+    "CREATE INDEX nodes_space_kind ON nodes (space, kind)",
+    "CREATE INDEX nodes_session ON nodes (space, session, seq)",
+    "CREATE INDEX nodes_ref ON nodes (space, ref)",
+    """CREATE TABLE node_sources (
+            node INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            source INTEGER NOT NULL REFERENCES sources (id) ON DELETE CASCADE,
+            PRIMARY KEY (node, source)
+        ) WITHOUT ROWID""",
+    "CREATE INDEX node_sources_source ON node_sources (source)",
+    """CREATE TABLE edges (
+            id INTEGER PRIMARY KEY,
+            space TEXT NOT NULL,
+            src INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            dst INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            type TEXT NOT NULL,
+            weight REAL NOT NULL DEFAULT 1.0,
+            props TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL,
+            UNIQUE (src, dst, type)
+        )""",
+    "CREATE INDEX edges_dst ON edges (dst, type)",
+    "CREATE INDEX edges_space_type ON edges (space, type)",
+    """CREATE VIRTUAL TABLE nodes_fts USING fts5 (
+            text, speaker, space UNINDEXED, kind UNINDEXED,
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        )""",
+)
+
+M002_CONSOLIDATION = (
+    """CREATE TABLE llm_cache (
+            key TEXT PRIMARY KEY,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            response TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL
+        )""",
+    """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            space TEXT NOT NULL,
+            stage TEXT NOT NULL,
+            status TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            items INTEGER NOT NULL DEFAULT 0,
+            nodes INTEGER NOT NULL DEFAULT 0,
+            edges INTEGER NOT NULL DEFAULT 0,
+            llm_calls INTEGER NOT NULL DEFAULT 0,
+            cache_hits INTEGER NOT NULL DEFAULT 0,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT
+        )""",
+    "CREATE INDEX runs_space_stage ON runs (space, stage, id)",
+    """CREATE TABLE processed (
+            space TEXT NOT NULL,
+            stage TEXT NOT NULL,
+            node INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            PRIMARY KEY (stage, node)
+        ) WITHOUT ROWID""",
+    "CREATE INDEX processed_node ON processed (node)",
+    """CREATE TABLE locks (
+            name TEXT PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            acquired_at TEXT NOT NULL
+        )""",
+)
+
+M003_FTS_SPACES = (
+    "CREATE TABLE fts_spaces (id INTEGER PRIMARY KEY AUTOINCREMENT, space TEXT NOT NULL UNIQUE)"
+)
+M003_OLD_SPACES = "SELECT DISTINCT space FROM nodes_fts"
+
+
+def m003_copy_space(table: str) -> str:
+    """Copy one space's rows of the shared full-text table into its own table."""
+    return (
+        f"INSERT INTO {table} (rowid, text, speaker, kind)"
+        " SELECT rowid, text, speaker, kind FROM nodes_fts WHERE space = ?"
+    )
+
+
+# -- the per-space full-text tables (FTS5) -----------------------------------------------
+
+
+def create_text_table(name: str) -> str:
+    return (
+        f"CREATE VIRTUAL TABLE {name} USING fts5 ("
+        " text, speaker, kind UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')"
+    )
+
+
+def optimize_text_table(table: str) -> str:
+    """Merge a full-text table's segments (sqlite-utils' `optimize` spells the command in
+    double quotes, which SQLite builds without DQS reject)."""
+    return f"INSERT INTO {table} ({table}) VALUES ('optimize')"
+
+
+def text_search(table: str, kinds: int) -> str:
+    """BM25 through FTS5's `rank` column: ORDER BY rank LIMIT n takes FTS5's top-n path,
+    faster on large stores than sorting a computed bm25() expression."""
+    return (
+        f"SELECT rowid, -rank AS score FROM {table}"
+        f" WHERE {table} MATCH ? AND rank MATCH 'bm25(1.0, 0.5)'"
+        f"{in_params(' AND kind', kinds)} ORDER BY rank LIMIT ?"
+    )
+
+
+# -- the vector table (sqlite-vec) -------------------------------------------------------
+
+
+def create_vector_table(dim: int) -> str:
+    return (
+        "CREATE VIRTUAL TABLE vec_nodes USING vec0 ("
+        " space TEXT PARTITION KEY, kind TEXT,"
+        f" embedding FLOAT[{int(dim)}] distance_metric=cosine)"
+    )
+
+
+VECTOR_DELETE = "DELETE FROM vec_nodes WHERE rowid = ?"
+VECTOR_INSERT = "INSERT INTO vec_nodes (rowid, space, kind, embedding) VALUES (?, ?, ?, ?)"
+# vec0 answers `rowid = ?` from its rowid index but `rowid IN (...)` by scanning every chunk,
+# so one query per id is faster at any count (15 ms vs 144 ms for 1,000 ids among 200,000).
+VECTOR_GET = "SELECT embedding FROM vec_nodes WHERE rowid = ?"
+
+
+def vector_search(kinds: int) -> str:
+    return (
+        "SELECT rowid, distance FROM vec_nodes WHERE embedding MATCH ? AND k = ? AND space = ?"
+        f"{in_params(' AND kind', kinds)} ORDER BY distance"
+    )
+
+
+# -- row inserts -------------------------------------------------------------------------
+
+
+def insert(table: str, columns: Sequence[str], conflict: str = "") -> str:
+    """One row's INSERT for executemany. Ingest and every consolidation unit write nodes,
+    full-text rows, edges, source links and progress marks this way: sqlite-utils'
+    insert_all spends more time preparing each value in Python than SQLite spends storing
+    it (788 node rows: 11 ms by executemany, 22-25 ms by insert_all), and each of its calls
+    first lists the tables and reads the table's columns."""
+    verb = f"INSERT OR {conflict}" if conflict else "INSERT"
+    return f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
+# -- id lists ----------------------------------------------------------------------------
+
+
+def in_json(column: str) -> str:
+    """`column IN` a JSON array bound once as one parameter (no limit on its length)."""
+    return f"{column} IN (SELECT value FROM json_each(?))"
+
+
+def in_params(prefix: str, count: int) -> str:
+    """`<prefix> IN (?, ?, ...)` for `count` parameters, or nothing when count is 0."""
+    return f"{prefix} IN ({','.join('?' * count)})" if count else ""
+
+
+# -- nodes -------------------------------------------------------------------------------
+
+# Read on every question and consolidation unit (through rows_where nodes_by_ids was ~1.5x
+# and kinds_of ~2x slower).
+NODE_COLUMNS = (
+    "id, kind, space, text, speaker, session, seq, timestamp, ref, belief, status, props,"
+    " created_at"
+)
+
+
+def nodes_where(where: str, order_by: str | None = None) -> str:
+    """NODE_COLUMNS of the nodes meeting `where`, optionally sorted."""
+    order = f" ORDER BY {order_by}" if order_by else ""
+    return f"SELECT {NODE_COLUMNS} FROM nodes WHERE {where}{order}"
+
+
+KINDS_OF = f"SELECT id, kind FROM nodes WHERE {in_json('id')}"
+KIND_PRESENT = "SELECT 1 FROM nodes WHERE space = ? AND kind = ? LIMIT 1"
+META_GET = "SELECT value FROM meta WHERE key = ?"  # read once per consolidation unit
+TEXT_TABLE_ID = "SELECT id FROM fts_spaces WHERE space = ?"
+VECTOR_TABLE = "SELECT 1 FROM sqlite_master WHERE name = 'vec_nodes'"
+
+
+def edges_touching(column: str, types: int) -> str:
+    """Edges whose `column` (src or dst) is in a JSON array of ids, optionally of some types."""
+    return (
+        f"SELECT src, dst, type, weight, props FROM edges WHERE {in_json(column)}"
+        f"{in_params(' AND type', types)}"
+    )
+
+
+# The next row id AUTOINCREMENT would give `nodes` (never an id used before).
+NEXT_NODE_ID = (
+    "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'nodes'), 0),"
+    " COALESCE((SELECT MAX(id) FROM nodes), 0)) + 1"
+)
+SOURCE_PATHS = (
+    "SELECT s.path FROM node_sources ns JOIN sources s ON s.id = ns.source"
+    " WHERE ns.node = ? ORDER BY s.id"
+)
+SPACES = "SELECT DISTINCT space FROM nodes ORDER BY 1"
+COUNT_KINDS = "SELECT kind, COUNT(*) FROM nodes WHERE space = ? GROUP BY kind ORDER BY kind"
+COUNT_EDGE_TYPES = "SELECT type, COUNT(*) FROM edges WHERE space = ? GROUP BY type ORDER BY type"
+COUNT_SESSIONS = "SELECT COUNT(DISTINCT session) FROM nodes WHERE space = ? AND kind = 'episode'"
+EPISODES_OF_SOURCES = f"id IN (SELECT node FROM node_sources WHERE {in_json('source')})"
+SESSION_NAMES = (
+    "SELECT DISTINCT session FROM nodes WHERE space = ? AND kind = 'episode'"
+    " ORDER BY session LIMIT ?"
+)
+
+
+def _walk(towards_origin: Sequence[str], from_origin: Sequence[str] = ()) -> str:
+    """A recursive `walk(start, node)` from each id of a JSON array along edges towards
+    what it came from (`towards_origin` forwards, `from_origin` backwards)."""
+    steps = [
+        "SELECT walk.start, e.dst FROM walk JOIN edges e ON e.src = walk.node"
+        f" WHERE e.type IN ({_literals(towards_origin)})"
+    ]
+    if from_origin:
+        steps.append(
+            "SELECT walk.start, e.src FROM walk JOIN edges e ON e.dst = walk.node"
+            f" WHERE e.type IN ({_literals(from_origin)})"
+        )
+    unions = "".join(f" UNION {step}" for step in steps)
+    return f"WITH RECURSIVE walk(start, node) AS (SELECT value, value FROM json_each(?){unions})"
+
+
+def provenance_walk(towards_origin: Sequence[str], from_origin: Sequence[str]) -> str:
+    """(start, episode id, ref) of the episodes each start node came from, oldest first."""
+    return (
+        f"{_walk(towards_origin, from_origin)}"
+        " SELECT walk.start, n.id, n.ref FROM walk JOIN nodes n ON n.id = walk.node"
+        " WHERE n.kind = 'episode' AND walk.start != walk.node ORDER BY walk.start, n.id"
+    )
+
+
+def topic_walk(towards_origin: Sequence[str]) -> str:
+    """(start, segment id): a node's own topic segments (PART_OF), else those of the turns
+    it was derived from, through any chain of derivation edges."""
+    return (
+        f"{_walk(towards_origin)} SELECT DISTINCT walk.start, e.dst FROM walk"
+        " JOIN edges e ON e.src = walk.node WHERE e.type = 'PART_OF'"
+    )
+
+
+def _literals(values: Sequence[str]) -> str:
+    return ",".join(repr(v) for v in values)
+
+
+# -- edges -------------------------------------------------------------------------------
+
+
+def edge_rows(types: int) -> str:
+    """(src, dst, type, weight) of edges touching a JSON array of ids (bound twice)."""
+    where = in_params(" AND type", types)
+    return (
+        f"SELECT src, dst, type, weight FROM edges WHERE {in_json('src')}{where}"
+        f" UNION SELECT src, dst, type, weight FROM edges WHERE {in_json('dst')}{where}"
+    )
+
+
+def edges_from(types: int) -> str:
+    # Driven by src alone: a (src IN list AND dst IN list) plan probes every pair.
+    return (
+        f"SELECT src, dst, type, weight FROM edges WHERE {in_json('src')}"
+        f"{in_params(' AND type', types)}"
+    )
+
+
+DEGREES = (
+    f"SELECT src, COUNT(*) FROM edges WHERE {in_json('src')} GROUP BY src UNION ALL"
+    f" SELECT dst, COUNT(*) FROM edges WHERE {in_json('dst')} GROUP BY dst"
+)
+EDGE_IDS_TOUCHING = (
+    f"SELECT id FROM edges WHERE {in_json('src')} UNION SELECT id FROM edges WHERE {in_json('dst')}"
+)
+# (src, dst, type, src kind, dst kind) of every edge touching a JSON array of ids.
+SUPPORT = (
+    "SELECT e.src, e.dst, e.type, a.kind, b.kind FROM edges e"
+    " JOIN nodes a ON a.id = e.src JOIN nodes b ON b.id = e.dst"
+    f" WHERE {in_json('e.src')}"
+    " UNION SELECT e.src, e.dst, e.type, a.kind, b.kind FROM edges e"
+    " JOIN nodes a ON a.id = e.src JOIN nodes b ON b.id = e.dst"
+    f" WHERE {in_json('e.dst')}"
+)
+
+# -- consolidation bookkeeping -----------------------------------------------------------
+
+LAST_RUNS = (
+    "SELECT * FROM runs WHERE id IN (SELECT MAX(id) FROM runs WHERE space = ?"
+    " GROUP BY stage) ORDER BY id"
+)
+RUNS_INTERRUPTED = (
+    "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE space = ? AND status = 'running'"
+)
+
+
+def run_totals(counters: Sequence[str]) -> str:
+    sums = ", ".join(f"COALESCE(SUM({name}), 0)" for name in counters)
+    return f"SELECT {sums} FROM runs WHERE space = ?"
+
+
+PROCESSED_AMONG = f"SELECT node FROM processed WHERE stage = ? AND {in_json('node')}"
+UNPROCESSED = (
+    "SELECT n.id FROM nodes n WHERE n.space = ? AND n.kind = ? AND NOT EXISTS"
+    " (SELECT 1 FROM processed p WHERE p.stage = ? AND p.node = n.id)"
+    " ORDER BY n.session, n.seq, n.id"
+)
+# The model reply cache is written from model threads: single auto-committed statements,
+# never sqlite-utils' BEGIN/SAVEPOINT pairs, which must not interleave on a shared connection.
+CACHE_GET = "SELECT response, prompt_tokens, completion_tokens FROM llm_cache WHERE key = ?"
+CACHE_PUT = (
+    "INSERT OR REPLACE INTO llm_cache (key, provider, model, response,"
+    " prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+CACHE_DELETE = "DELETE FROM llm_cache WHERE key = ?"

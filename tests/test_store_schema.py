@@ -1,0 +1,113 @@
+"""Migrations: what they create, that shipped ones never change, that old files still open."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from memcli.store import open_store
+from memcli.store.db import connect
+from memcli.store.migrations import MIGRATIONS, as_step, migrate
+
+# sqlite_master of a store written by memcli before the store moved to sqlite-utils (schema
+# version 3): one space's full-text table and a 3-dimensional vector table included.
+SCHEMA_V3 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v3.json").read_text())
+SHADOW = re.compile(r"fts_\d+_|vec_nodes_")  # tables FTS5 and sqlite-vec make for themselves
+
+
+def _schema(conn) -> list[list[str]]:
+    rows = conn.execute(
+        "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid"
+    )
+    return [list(r) for r in rows if not SHADOW.match(r[1])]
+
+
+def test_a_new_store_has_exactly_the_shipped_schema(tmp_path: Path) -> None:
+    with open_store(tmp_path / "m.db") as store, store.transaction():
+        store.insert_node("a", "episode", "hello")
+        store.ensure_vectors(3)
+        assert _schema(store.conn) == SCHEMA_V3
+
+
+def test_each_migration_is_recorded_once(tmp_path: Path) -> None:
+    with open_store(tmp_path / "m.db") as store:
+        stamps = {
+            row["key"]: row["value"]
+            for row in store.table("meta").rows_where("key LIKE 'migration.%'")
+        }
+    assert sorted(stamps) == [f"migration.{name}" for name, _ in MIGRATIONS]
+    first = f"migration.{MIGRATIONS[0][0]}"
+    with open_store(tmp_path / "m.db") as store:
+        store.set_meta(first, "then")
+    with open_store(tmp_path / "m.db") as store:  # reopening migrates nothing again
+        assert store.get_meta(first) == "then"
+
+
+def _old_store(path: Path) -> None:
+    """A file as the previous code wrote it: its DDL replayed, rows written by hand."""
+    conn = connect(path)
+    for _, name, sql in SCHEMA_V3:
+        if name != "sqlite_sequence":
+            conn.execute(sql)
+    conn.execute("INSERT INTO fts_spaces (id, space) VALUES (1, 'a')")
+    conn.execute(
+        "INSERT INTO nodes (id, space, kind, text, speaker, session, seq, props, created_at)"
+        " VALUES (7, 'a', 'episode', 'we went to the pottery class', 'Ana', 's1', 0, '{}', '')"
+    )
+    conn.execute(
+        "INSERT INTO fts_1 (rowid, text, speaker, kind)"
+        " VALUES (7, 'we went to the pottery class', 'Ana', 'episode')"
+    )
+    conn.execute(
+        "INSERT INTO vec_nodes (rowid, space, kind, embedding) VALUES (7, 'a', 'episode', ?)",
+        (b"\x00\x00\x80\x3f" + bytes(8),),
+    )
+    conn.execute("INSERT INTO meta (key, value) VALUES ('embedding.dim', '3')")
+    conn.execute("PRAGMA user_version = 3")
+    conn.close()
+
+
+def test_a_store_written_by_the_previous_code_opens_and_works(tmp_path: Path) -> None:
+    _old_store(tmp_path / "old.db")
+    with open_store(tmp_path / "old.db") as store:
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+        assert store.get_node(7).text == "we went to the pottery class"
+        assert [i for i, _ in store.text_search("a", "pottery", 5)] == [7]
+        assert [i for i, _ in store.vector_search("a", [1, 0, 0], 5)] == [7]
+        with store.transaction():
+            store.ensure_vectors(3)
+            new = store.insert_node("a", "episode", "the pottery kiln", session="s1", seq=1)
+            store.put_vectors([(new, "a", "episode", [0, 1, 0])])
+        assert new == 8
+        assert sorted(i for i, _ in store.text_search("a", "pottery", 5)) == [7, 8]
+        assert [i for i, _ in store.vector_search("a", [0, 1, 0], 1)] == [8]
+        assert _schema(store.conn) == SCHEMA_V3
+
+
+def test_a_new_migration_is_a_sqlite_utils_function_applied_once(tmp_path: Path) -> None:
+    def m004_add_note(db) -> None:
+        db["sources"].add_column("note", str)
+
+    steps = [*MIGRATIONS, ("m004_add_note", as_step(m004_add_note))]
+    with open_store(tmp_path / "m.db") as store:
+        assert migrate(store.conn, steps) == len(MIGRATIONS) + 1
+        assert migrate(store.conn, steps) == len(MIGRATIONS) + 1  # nothing left to do
+        assert "note" in store.table("sources").columns_dict
+        assert store.get_meta("migration.m004_add_note")
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1
+
+
+def test_a_failing_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    def m004_broken(db) -> None:
+        db["sources"].add_column("note", str)
+        raise RuntimeError("half done")
+
+    steps = [*MIGRATIONS, ("m004_broken", as_step(m004_broken))]
+    with open_store(tmp_path / "m.db") as store:
+        with pytest.raises(RuntimeError):
+            migrate(store.conn, steps)
+        assert "note" not in store.table("sources").columns_dict
+        assert store.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
