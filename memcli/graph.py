@@ -215,3 +215,30 @@ def max_normalised(scores: Mapping[int, float]) -> dict[int, float]:
     if top <= 0:
         return dict.fromkeys(scores, 0.0)
     return {node: value / top for node, value in scores.items()}
+
+
+def write_graph(
+    fmt: str,
+    name: str,
+    vertices: Sequence[Mapping[str, Any]],
+    edges: Sequence[tuple[int, int]],
+    edge_attrs: Sequence[Mapping[str, Any]],
+) -> str:
+    """A whole graph as text by igraph's own writer: `fmt` is "graphml" or "dot".
+
+    `vertices[v]` holds vertex v's attributes and `edges[i]` joins two vertex indices,
+    with `edge_attrs[i]`; `name` becomes the graph's `name` attribute."""
+    import tempfile
+    from pathlib import Path
+
+    import igraph
+
+    graph = igraph.Graph(n=len(vertices), edges=list(edges), directed=True)
+    graph["name"] = name
+    for seq, rows in ((graph.vs, vertices), (graph.es, edge_attrs)):
+        for key in dict.fromkeys(k for row in rows for k in row):
+            seq[key] = [row.get(key) for row in rows]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"graph.{fmt}"
+        getattr(graph, f"write_{fmt}")(str(path))
+        return path.read_text(encoding="utf-8")

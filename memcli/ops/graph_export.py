@@ -1,6 +1,6 @@
 """`memcli inspect graph`: a space's whole graph as GraphML (Gephi), JSON or DOT (Graphviz).
 
-Nodes are named by their public ids (ep12, sg3, ...) so exports can be joined back to
+Every node carries its public id (ep12, sg3, ...) so exports can be joined back to
 `memcli inspect node ID`; every node carries its kind, text and the fields it has, and every
 edge its type and weight.
 """
@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
-from xml.etree import ElementTree
 
 from memcli.errors import UsageError
+from memcli.graph import write_graph
 from memcli.models import Edge, Node, node_public_id
 
 if TYPE_CHECKING:
@@ -77,59 +76,30 @@ def to_json(
     return json.dumps(doc, ensure_ascii=False, indent=None if compact else 1)
 
 
-def to_graphml(nodes: list[Node], edges: list[Edge], names: dict[int, str], space: str) -> str:
-    """GraphML with typed attribute keys, readable by Gephi, yEd, igraph and networkx."""
-    root = ElementTree.Element("graphml", xmlns="http://graphml.graphdrawing.org/xmlns")
-    keys = [("label", "node", "string"), *((n, "node", t) for n, t in NODE_FIELDS)]
-    keys += [("type", "edge", "string"), ("weight", "edge", "double")]
-    for name, scope, typ in keys:
-        ElementTree.SubElement(
-            root, "key", {"id": f"{scope[0]}_{name}", "for": scope, "attr.name": name,
-                          "attr.type": typ}
-        )  # fmt: skip
-    graph = ElementTree.SubElement(root, "graph", id=space, edgedefault="directed")
-    for node in nodes:
-        element = ElementTree.SubElement(graph, "node", id=names[node.id])
-        for name, value in _attrs(node).items():
-            ElementTree.SubElement(element, "data", key=f"n_{name}").text = _NOT_XML.sub(
-                "", str(value)
-            )
-    for i, edge in enumerate(edges):
-        element = ElementTree.SubElement(
-            graph, "edge", id=f"e{i}", source=names[edge.src], target=names[edge.dst]
-        )
-        ElementTree.SubElement(element, "data", key="e_type").text = edge.type
-        ElementTree.SubElement(element, "data", key="e_weight").text = repr(float(edge.weight))
-    ElementTree.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(
-        root, encoding="unicode"
-    )
+def _written(
+    fmt: str, nodes: list[Node], edges: list[Edge], names: dict[int, str], space: str
+) -> str:
+    """GraphML (Gephi, yEd, igraph, networkx) or DOT (Graphviz), by igraph's writers.
 
-
-def _dot_quote(value: Any) -> str:
-    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'"{text}"'
-
-
-def _dot_lines(nodes: list[Node], edges: list[Edge], names: dict[int, str]) -> Iterator[str]:
-    for node in nodes:
-        attrs = {"label": _label(node), "kind": node.kind}
-        for name in ("speaker", "session", "timestamp"):
-            if getattr(node, name):
-                attrs[name] = getattr(node, name)
-        body = ", ".join(f"{k}={_dot_quote(v)}" for k, v in attrs.items())
-        yield f"  {_dot_quote(names[node.id])} [{body}];"
-    for edge in edges:
-        body = f"label={_dot_quote(edge.type)}, weight={float(edge.weight)!r}"
-        yield f"  {_dot_quote(names[edge.src])} -> {_dot_quote(names[edge.dst])} [{body}];"
-
-
-def to_dot(nodes: list[Node], edges: list[Edge], names: dict[int, str], space: str) -> str:
-    """A Graphviz digraph: nodes labelled by their text, edges by their type."""
-    lines = [f"digraph {_dot_quote(space)} {{", "  node [shape=box];"]
-    lines.extend(_dot_lines(nodes, edges, names))
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    The public id is the vertex's `name` (igraph's naming attribute); a field a node lacks
+    is an empty string (text) or NaN (numbers), which GraphML readers treat as absent.
+    """
+    index = {n.id: v for v, n in enumerate(nodes)}
+    numeric = {name for name, typ in NODE_FIELDS if typ != "string"}
+    vertices = []
+    for n in nodes:
+        attrs = _attrs(n)
+        row: dict[str, Any] = {"name": names[n.id]}
+        for name in ("label", *(f for f, _ in NODE_FIELDS)):
+            value = attrs.get(name)
+            if name in numeric:
+                row[name] = float("nan") if value is None else value
+            else:
+                row[name] = _NOT_XML.sub("", value) if isinstance(value, str) else ""
+        vertices.append(row)
+    pairs = [(index[e.src], index[e.dst]) for e in edges]
+    attrs = [{"type": e.type, "label": e.type, "weight": float(e.weight)} for e in edges]
+    return write_graph(fmt, space, vertices, pairs, attrs)
 
 
 def choose_format(fmt: str | None, json_mode: bool) -> str:
@@ -151,4 +121,4 @@ def export_graph(mem: Memory, fmt: str = "graphml", compact: bool = False) -> st
     nodes, edges, names = _graph(mem)
     if fmt == "json":
         return to_json(nodes, edges, names, mem.space, compact=compact)
-    return {"graphml": to_graphml, "dot": to_dot}[fmt](nodes, edges, names, mem.space)
+    return _written(fmt, nodes, edges, names, mem.space)
