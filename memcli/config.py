@@ -6,9 +6,7 @@ Precedence: flag > MEMCLI_* env > file > default.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
-import re
 import typing
 from collections.abc import Mapping
 from dataclasses import field
@@ -18,8 +16,9 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
 
-from memcli.errors import ConfigError, NotFound
+from memcli.errors import ConfigError, NotFound, did_you_mean
 from memcli.models import EDGE_TYPES
+from memcli.text import hide_userinfo
 
 ENV_PREFIX = "MEMCLI_"
 
@@ -170,10 +169,8 @@ def _keys(cls: type) -> list[str]:
 
 
 def _unknown_key(key: Any, known: list[str], where: str) -> ConfigError:
-    close = difflib.get_close_matches(str(key), known, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
     return ConfigError(
-        f"{where}: unknown key {key!r}{hint}",
+        f"{where}: unknown key {key!r}{did_you_mean(str(key), known)}",
         fix="see config.example.yaml for every key; API keys are never put in the file, "
         "name the environment variable that holds them with api_key_env",
     )
@@ -342,9 +339,6 @@ def load_config(
     return dataclasses.replace(cfg, source_file=str(path) if path else None)
 
 
-_USERINFO = re.compile(r"(//)[^/@\s]+@")
-
-
 def masked(cfg: Config, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The config as a plain dict with secrets hidden, for `memcli config`."""
     env = os.environ if env is None else env
@@ -354,6 +348,6 @@ def masked(cfg: Config, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     for section in ("embedding", "llm"):
         sec = out[section]
         if sec.get("url"):
-            sec["url"] = _USERINFO.sub(r"\1***@", sec["url"])
+            sec["url"] = hide_userinfo(sec["url"])
         sec["api_key"] = "*** (set)" if env.get(sec["api_key_env"]) else "(not set)"
     return out
