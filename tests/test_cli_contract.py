@@ -315,8 +315,9 @@ def test_help_has_examples(args: list[str]) -> None:
 def test_dot_export_names_speaker_and_time(store: Path) -> None:
     result = cli(store)("inspect", "graph", "--format", "dot")
     assert result.exit_code == 0, result.stderr
-    first = next(line for line in result.stdout.splitlines() if line.startswith('  "ep1"'))
-    assert 'speaker="user"' in first and 'timestamp="2024-03-02T09:14:00"' in first
+    blocks = result.stdout.split("];")  # igraph writes one attribute per line, per vertex
+    first = next(block for block in blocks if "name=ep1\n" in block)
+    assert "speaker=user\n" in first and 'timestamp="2024-03-02T09:14:00"' in first
 
 
 # -- 17. quiet consolidation --------------------------------------------------------------
