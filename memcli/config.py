@@ -42,6 +42,17 @@ def _check_positive(obj: Any, names: tuple[str, ...], minimum: float = 1) -> Non
             raise ConfigError(f"{section}.{name} must be at least {minimum}, got {value}")
 
 
+def _check_choice(obj: Any, name: str, choices: tuple[str, ...]) -> None:
+    """Reject a setting outside its fixed set of values, listing them."""
+    value = getattr(obj, name)
+    if value not in choices:
+        section = type(obj).__name__.removesuffix("Config").lower()
+        raise ConfigError(
+            f"{section}.{name} must be one of {', '.join(choices)}, got {value!r}",
+            fix=f"set {section}.{name} to one of: {', '.join(choices)}",
+        )
+
+
 @dataclass(frozen=True)
 class EmbeddingConfig:
     provider: str = "local"  # local | ollama | openai | none
@@ -51,11 +62,21 @@ class EmbeddingConfig:
     batch_size: int = 64
     timeout: float = 60.0
     max_retries: int = 3
+    # The local provider (memcli/llm/local.py, onnx_embed.py, model_files.py):
+    backend: str = "onnx"  # onnx (no torch) | sentence-transformers (memcli[torch])
+    model_dir: str | None = None  # model.safetensors, tokenizer.json, config.json; None = find
+    offline: bool = False  # never download model files (HF_HUB_OFFLINE=1 counts too)
+    download_url: str = "https://huggingface.co"  # where a missing model is fetched (or a mirror)
+    cache_dir: str | None = None  # downloads and built graphs; None = the platform cache dir
+    quantize: str = "none"  # none | int8 (onnx backend; different vectors, see README)
+    threads: int = 0  # onnxruntime threads; 0 = one per CPU
 
     def __post_init__(self) -> None:
         _check_positive(self, ("batch_size",))
-        _check_positive(self, ("max_retries",), 0)
+        _check_positive(self, ("max_retries", "threads"), 0)
         _check_positive(self, ("timeout",), 0.001)
+        _check_choice(self, "backend", ("onnx", "sentence-transformers"))
+        _check_choice(self, "quantize", ("none", "int8"))
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The real bundled all-MiniLM-L6-v2, offline (the one place tests pay for torch)."""
+"""The real bundled all-MiniLM-L6-v2, offline: the default ONNX path, and its fidelity to the
+sentence-transformers path (the one place tests pay for torch)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,29 @@ from typer.testing import CliRunner
 from memcli.cli import app
 from memcli.config import EmbeddingConfig
 from memcli.llm import create_embedder
-from memcli.llm.local import bundled_model_dir
+from memcli.llm.local import LocalEmbedder, bundled_model_dir
 
 pytestmark = pytest.mark.skipif(
     bundled_model_dir() is None, reason="install memcli[local] for the bundled model"
 )
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "chat.jsonl"
+_LONG = " ".join(
+    f"Step {i}: the build copies files, runs the linter and uploads a report." for i in range(40)
+)
+FIDELITY_TEXTS = (
+    [
+        "My dog loves long walks in the park.",
+        "  Surrounding whitespace and a tab\t",
+        "",
+        "Ünïcödé, accents, CJK 東京 and an emoji 🚀 in one line.",
+        "def add(a, b):\n    return a + b  # a short code snippet",
+        "user: Can you remind me when the dentist appointment is? I think it was on Tuesday.",
+        _LONG,  # far past the 256 word-piece window: cut exactly as sentence-transformers cuts
+        _LONG[: len(_LONG) // 3],  # just past the window
+        "ok",
+    ]
+    + [f"Note {n}: buy {n} apples and call the plumber about the leaking sink." for n in range(40)]
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +50,16 @@ def test_bundled_model_gives_unit_vectors_that_mean_something(embedder) -> None:
     assert vectors.shape == (3, 384) and embedder.dim == 384
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+
+
+@pytest.mark.slow
+def test_onnx_vectors_match_sentence_transformers(embedder) -> None:
+    pytest.importorskip("sentence_transformers", reason="install memcli[torch] to compare")
+    assert embedder.files.max_length == 256
+    reference = LocalEmbedder().embed(FIDELITY_TEXTS)
+    vectors = embedder.embed(FIDELITY_TEXTS)
+    cosine = np.sum(reference * vectors, axis=1)
+    assert cosine.mean() >= 0.9999 and cosine.min() >= 0.999, cosine
 
 
 def test_default_config_ingests_and_asks_offline(tmp_path: Path, monkeypatch) -> None:
