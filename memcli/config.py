@@ -68,7 +68,6 @@ class EmbeddingConfig:
     offline: bool = False  # never download model files (HF_HUB_OFFLINE=1 counts too)
     download_url: str = "https://huggingface.co"  # where a missing model is fetched (or a mirror)
     cache_dir: str | None = None  # downloads and built graphs; None = the platform cache dir
-    quantize: str = "none"  # none | int8 (onnx backend; different vectors, see README)
     threads: int = 0  # onnxruntime threads; 0 = one per CPU
 
     def __post_init__(self) -> None:
@@ -76,7 +75,6 @@ class EmbeddingConfig:
         _check_positive(self, ("max_retries", "threads"), 0)
         _check_positive(self, ("timeout",), 0.001)
         _check_choice(self, "backend", ("onnx", "sentence-transformers"))
-        _check_choice(self, "quantize", ("none", "int8"))
 
 
 @dataclass(frozen=True)

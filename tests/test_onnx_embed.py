@@ -1,4 +1,4 @@
-"""The ONNX backend of the local provider: no torch, a cached graph, downloads, int8."""
+"""The ONNX backend of the local provider: no torch, a cached graph, batching, downloads."""
 
 from __future__ import annotations
 
@@ -90,12 +90,3 @@ def test_first_use_downloads_the_pinned_model_once(tmp_path: Path, monkeypatch) 
         assert len(server.requests) == 3  # the cached copy is used, nothing fetched again
     assert offline.files.source == "the download cache"
     assert not list(tmp_path.rglob("*.part"))
-
-
-@pytest.mark.slow
-def test_int8_is_a_separate_graph_close_to_the_float_one(embedder: OnnxEmbedder) -> None:
-    int8 = OnnxEmbedder(EmbeddingConfig(quantize="int8"))
-    quantized, exact = int8.embed(TEXTS), embedder.embed(TEXTS)
-    cosine = np.sum(quantized * exact, axis=1)
-    assert cosine.min() > 0.95 and not np.allclose(quantized, exact, atol=1e-4)
-    assert int8._graph_path().endswith("model.int8.onnx")

@@ -53,14 +53,8 @@ class OnnxEmbedder:
         weights = files.directory / "model.safetensors"
         try:
             checksum = file_sha256(weights, root / "checksums")
-            graph = cached_graph(
-                weights,
-                checksum,
-                files.directory / "config.json",
-                files.pooling,
-                self.cfg.quantize,
-                root / "onnx",
-            )
+            config = files.directory / "config.json"
+            graph = cached_graph(weights, checksum, config, files.pooling, root / "onnx")
         except (SafetensorError, ValueError, KeyError) as exc:
             raise _unusable(files, f"its weights do not fit a BERT graph ({exc})") from None
         except OSError as exc:

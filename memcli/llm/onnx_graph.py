@@ -18,8 +18,7 @@ GRAPH_VERSION = 1  # bump whenever the graph changes, so cached graphs are rebui
 OPSET = 17  # LayerNormalization arrived in opset 17
 POOLING_MODES = ("mean", "cls")
 _MASKED = -1.0e9  # added to attention scores of padding positions
-GRAPH_FILE, DATA_FILE, INT8_FILE = "model.onnx", "model.onnx.data", "model.int8.onnx"
-QUANTIZE_MODES = ("none", "int8")
+GRAPH_FILE, DATA_FILE = "model.onnx", "model.onnx.data"
 
 
 @dataclass(frozen=True)
@@ -226,79 +225,47 @@ def build_graph(weights: dict[str, Any], config: dict[str, Any], pooling: str = 
     return model
 
 
-def graph_key(weights_sha256: str, config_bytes: bytes, pooling: str, quantize: str) -> str:
+def graph_key(weights_sha256: str, config_bytes: bytes, pooling: str) -> str:
     """Names a built graph by everything it is made from, so a change means a rebuild."""
     import hashlib
 
     digest = hashlib.sha256()
-    for part in (weights_sha256, pooling, quantize, f"v{GRAPH_VERSION}/opset{OPSET}"):
+    for part in (weights_sha256, pooling, f"v{GRAPH_VERSION}/opset{OPSET}"):
         digest.update(part.encode() + b"\0")
     digest.update(config_bytes)
     return digest.hexdigest()[:32]
 
 
-def write_graph(
-    weights_path: Path, config: dict[str, Any], pooling: str, quantize: str, folder: Path
-) -> Path:
-    """Build the graph into `folder` with its weights as external data; int8 on request."""
+def write_graph(weights_path: Path, config: dict[str, Any], pooling: str, folder: Path) -> None:
+    """Build the graph into `folder`, its weights as external data (mapped, not copied)."""
     import onnx
     from safetensors.numpy import load_file
 
     model = build_graph(load_file(str(weights_path)), config, pooling)
     onnx.save_model(model, folder / GRAPH_FILE, save_as_external_data=True, location=DATA_FILE)
-    if quantize == "none":
-        return folder / GRAPH_FILE
-    import logging
-
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    logging.disable(logging.WARNING)  # it advises offline pre-processing on the root logger
-    try:
-        # Only the matrix products, one scale per output channel: measured to stay close to
-        # the float model, unlike per-tensor scales over every operator.
-        quantize_dynamic(
-            folder / GRAPH_FILE,
-            folder / INT8_FILE,
-            op_types_to_quantize=["MatMul"],
-            per_channel=True,
-            weight_type=QuantType.QInt8,
-            use_external_data_format=True,
-        )
-    finally:
-        logging.disable(logging.NOTSET)
-    for name in (GRAPH_FILE, DATA_FILE):
-        (folder / name).unlink()
-    return folder / INT8_FILE
 
 
 def cached_graph(
-    weights_path: Path,
-    weights_sha256: str,
-    config_path: Path,
-    pooling: str,
-    quantize: str,
-    cache: Path,
+    weights_path: Path, weights_sha256: str, config_path: Path, pooling: str, cache: Path
 ) -> Path:
     """The ONNX file for these weights, built once into `cache` and published atomically."""
+    import json
     import shutil
     import tempfile
 
     config_bytes = config_path.read_bytes()
-    final = cache / graph_key(weights_sha256, config_bytes, pooling, quantize)
-    name = GRAPH_FILE if quantize == "none" else INT8_FILE
-    if (final / name).is_file():
-        return final / name
+    final = cache / graph_key(weights_sha256, config_bytes, pooling)
+    if (final / GRAPH_FILE).is_file():
+        return final / GRAPH_FILE
     cache.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=cache, prefix=f"{final.name}.", suffix=".tmp"))
     try:
-        import json
-
-        write_graph(weights_path, json.loads(config_bytes), pooling, quantize, scratch)
+        write_graph(weights_path, json.loads(config_bytes), pooling, scratch)
         try:
             scratch.rename(final)  # a directory rename is atomic: readers see all or nothing
         except OSError:
-            if not (final / name).is_file():  # not a concurrent builder that won the race
+            if not (final / GRAPH_FILE).is_file():  # not a concurrent builder that won the race
                 raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return final / name
+    return final / GRAPH_FILE
