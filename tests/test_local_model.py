@@ -62,28 +62,27 @@ def test_onnx_vectors_match_sentence_transformers(embedder) -> None:
     assert cosine.mean() >= 0.9999 and cosine.min() >= 0.999, cosine
 
 
-def test_default_config_ingests_and_asks_offline(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    config = tmp_path / "c.yaml"
-    config.write_text(f"db: {tmp_path / 'm.db'}\n")
+def _ingest_then_ask(tmp_path: Path, ingest_backend: str, ask_backend: str) -> list[dict]:
     runner = CliRunner()
+    config = tmp_path / "c.yaml"
+    base = f"db: {tmp_path / 'm.db'}\nembedding:\n  offline: true\n"
+    config.write_text(base + f"  backend: {ingest_backend}\n")
     first = runner.invoke(app, ["--config", str(config), "--json", "ingest", str(EXAMPLE)])
     assert first.exit_code == 0, first.stderr
-    asked = runner.invoke(
-        app,
-        [
-            "--config",
-            str(config),
-            "--json",
-            "ask",
-            "--context-only",
-            "--strategy",
-            "semantic",
-            "-k",
-            "2",
-            "What pet do I have?",
-        ],
-    )
+    config.write_text(base + f"  backend: {ask_backend}\n")
+    question = ["ask", "--context-only", "--strategy", "semantic", "-k", "2", "What pet do I have?"]
+    asked = runner.invoke(app, ["--config", str(config), "--json", *question])
     assert asked.exit_code == 0, asked.stderr
-    hits = json.loads(asked.stdout)["hits"]
+    return json.loads(asked.stdout)["hits"]
+
+
+def test_default_config_ingests_and_asks_offline(tmp_path: Path) -> None:
+    hits = _ingest_then_ask(tmp_path, "onnx", "onnx")
+    assert any("cat Miso" in h["text"] for h in hits)
+
+
+@pytest.mark.slow
+def test_a_store_made_with_torch_is_asked_with_onnx_without_reindex(tmp_path: Path) -> None:
+    pytest.importorskip("sentence_transformers", reason="install memcli[torch] to compare")
+    hits = _ingest_then_ask(tmp_path, "sentence-transformers", "onnx")
     assert any("cat Miso" in h["text"] for h in hits)

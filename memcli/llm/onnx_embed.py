@@ -96,8 +96,7 @@ class OnnxEmbedder:
 
         session, tokenizer = self._load()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        # sentence-transformers strips surrounding whitespace before tokenizing.
-        pieces = [e.ids for e in tokenizer.encode_batch([t.strip() for t in texts])]
+        pieces = [e.ids for e in tokenizer.encode_batch(texts)]
         order = sorted(range(len(texts)), key=lambda i: len(pieces[i]))
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
