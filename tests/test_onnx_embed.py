@@ -91,3 +91,17 @@ def test_first_use_downloads_the_pinned_model_once(tmp_path: Path, monkeypatch) 
         assert len(server.requests) == 3  # the cached copy is used, nothing fetched again
     assert offline.files.source == "the download cache"
     assert not list(tmp_path.rglob("*.part"))
+
+
+def test_batches_group_by_length_within_the_token_budget() -> None:
+    from memcli.llm.onnx_embed import TOKENS_PER_BATCH, _batches
+
+    lengths = [3, 200, 5, 40, 3, 250, 7, 60, 9, 3]
+    groups = _batches([[1] * n for n in lengths], most=3)
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+    assert all(len(g) <= 3 for g in groups)
+    assert all(
+        len(g) * max(lengths[i] for i in g) <= TOKENS_PER_BATCH or len(g) == 1 for g in groups
+    )
+    widths = [max(lengths[i] for i in g) for g in groups]
+    assert widths == sorted(widths) and groups[-1] == [5]  # shortest first, the longest alone
