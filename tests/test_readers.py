@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import io
 import json
@@ -464,6 +465,34 @@ def test_read_source_stdin_with_bom_and_forced_format() -> None:
     assert (record.speaker, record.session) == ("Ann", "stdin:session_1")
     forced = read_source("-", fmt="jsonl", stdin=io.BytesIO(b"Ann: hi"))
     assert forced.format == "jsonl" and isinstance(forced.records[0], BadRecord)
+
+
+def test_read_source_gzip_file_reads_like_the_plain_one(tmp_path: Path) -> None:
+    raw = (DATA / "messages.jsonl").read_bytes()
+    plain = read_source(write(tmp_path, "day1.jsonl", raw))
+    packed = read_source(write(tmp_path, "day1.jsonl.gz", gzip.compress(raw)))
+    assert packed.format == "jsonl", "the suffix under .gz decides the format"
+    assert packed.sha256 == plain.sha256, "the same log, compressed or not, is one source"
+    assert [r.session for r in episodes(packed.records)] == ["s1", "s1", "day1"]
+    assert packed.records == plain.records
+
+
+def test_read_source_gzip_on_stdin_is_sniffed() -> None:
+    source = read_source("-", stdin=io.BytesIO(gzip.compress(b"Ann: hi\nBob: hello")))
+    assert source.format == "transcript"
+    assert [(r.speaker, r.text) for r in episodes(source.records)] == [
+        ("Ann", "hi"),
+        ("Bob", "hello"),
+    ]
+
+
+def test_read_source_damaged_gzip(tmp_path: Path) -> None:
+    path = write(tmp_path, "cut.jsonl.gz", gzip.compress(b'{"content": "x"}\n' * 50)[:30])
+    with pytest.raises(InvalidInput) as info:
+        read_source(path)
+    assert info.value.exit_code == 4
+    assert info.value.problems[0].startswith(f"{path}:1: damaged gzip data")
+    assert info.value.fix is not None and "uncompressed" in info.value.fix
 
 
 def test_read_source_unknown_format_names_the_known_ones() -> None:

@@ -8,8 +8,10 @@ and one line in FORMATS.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import sys
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +47,7 @@ FORMATS: dict[str, Reader] = {
 
 STDIN_NAME = "<stdin>"
 _BOM = b"\xef\xbb\xbf"
+_GZIP_MAGIC = b"\x1f\x8b"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
@@ -79,7 +82,8 @@ def detect_format(name: str, text: str) -> str:
 
 
 def read_source(path: str, fmt: str | None = None, stdin: BinaryIO | None = None) -> Source:
-    """Read one input (`-` = stdin) into records; raises for unreadable or undecodable input."""
+    """Read one input (`-` = stdin; gzip-compressed or not) into records; raises for
+    unreadable or undecodable input."""
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(
             f"unknown format {fmt!r}", fix=f"pass --format one of: {', '.join(sorted(FORMATS))}"
@@ -88,12 +92,13 @@ def read_source(path: str, fmt: str | None = None, stdin: BinaryIO | None = None
         name, stem = STDIN_NAME, "stdin"
         raw = (stdin or sys.stdin.buffer).read()
     else:
-        name, stem = path, Path(path).stem or "input"
+        name, stem = path, Path(path.removesuffix(".gz")).stem or "input"
         raw = _read_bytes(path)
+    raw = _gunzipped(raw, name)
     text = _decode(raw, name, path)
     if not text.strip():
         raise InvalidInput([f"{name}:1: the file is empty"])
-    fmt = fmt or detect_format(name, text)
+    fmt = fmt or detect_format(name.removesuffix(".gz"), text)
     records = list(FORMATS[fmt].read(text, name, stem))
     return Source(name, hashlib.sha256(raw).hexdigest(), fmt, records)
 
@@ -113,6 +118,23 @@ def _read_bytes(path: str) -> bytes:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise NotFound(f"{path}: cannot read the file ({reason})") from None
+
+
+def _gunzipped(raw: bytes, name: str) -> bytes:
+    """The content of gzip-compressed input (recognised by its magic bytes), else `raw`.
+
+    The source's hash is then that of the content, so a log ingested before and after
+    compression is the same source.
+    """
+    if not raw.startswith(_GZIP_MAGIC):
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InvalidInput(
+            [f"{name}:1: damaged gzip data ({exc})"],
+            fix="the file is truncated or not gzip: compress it again, or pass it uncompressed",
+        ) from None
 
 
 def _decode(raw: bytes, name: str, path: str) -> str:
