@@ -188,14 +188,22 @@ def eval_report(out: Output, report: dict[str, Any], json_out: Any) -> None:
             f"calls, {info['cache_hits']} from the cache; tok/q = answer prompt + completion "
             "tokens (a cached reply counts its recorded tokens)"
         )
-    out.info(f"{report['embedding']} embeddings, {report['seconds']:.0f} s")
+    timing = report.get("timing")
+    built = (
+        f" (ingest {timing['ingest_s']:.0f} s, consolidate {timing['consolidate_s']:.0f} s)"
+        if timing
+        else ""
+    )
+    out.info(f"{report['embedding']} embeddings, {report['seconds']:.0f} s{built}")
 
 
 def _recall_table(report: dict[str, Any]) -> Table:
     """Recall at each cut-off, session recall, coverage and latency of every strategy."""
     ks = report["ks"]
-    columns = ("strategy", "n", *[f"R@{k}" for k in ks], "session R@10", "coverage", "ms/q")
-    table = _table(f"LoCoMo evidence recall (%) — {report['file']}", columns)
+    columns = ("strategy", "n", *[f"R@{k}" for k in ks], "session R@10", "coverage", "ms/q",
+               "p50 ms")  # fmt: skip
+    title = f"{report.get('title', 'LoCoMo')} evidence recall (%) — {report['file']}"
+    table = _table(title, columns)
     for name, res in report["results"].items():
         table.add_row(
             name,
@@ -204,16 +212,18 @@ def _recall_table(report: dict[str, Any]) -> Table:
             f"{res['session_recall@10']:.1f}",
             f"{res['coverage']:.1f}",
             f"{res['latency_ms']['mean']:.0f}",
+            f"{res['latency_ms']['p50']:.0f}",
         )
     return table
 
 
 def _category_table(report: dict[str, Any]) -> Table:
-    """Recall at 10 (or the largest cut-off) per question category and strategy."""
+    """Recall at 10 (or the largest cut-off) per question category (or type) and strategy."""
     ks, results = report["ks"], report["results"]
     cut = "10" if 10 in ks else str(ks[-1])
     names = list(results)
-    table = _table(f"recall@{cut} by category (%)", ("category", "n", *names))
+    grouping = report.get("grouping", "category")
+    table = _table(f"recall@{cut} by {grouping} (%)", (grouping, "n", *names))
     for cat, block in results[names[0]]["by_category"].items():
         row = [results[n]["by_category"][cat]["recall"][cut] for n in names]
         table.add_row(cat, str(block["n"]), *[f"{v:.1f}" for v in row])

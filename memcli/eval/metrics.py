@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from memcli.models import Hit
@@ -44,12 +44,18 @@ def session_of(ref: str) -> str:
     return ref.split(":", 1)[0]
 
 
-def session_recall_at(ranked: Sequence[str], gold: Sequence[str], k: int) -> float:
-    """Recall of the gold evidence's sessions among the sessions of the first k refs."""
-    wanted = {session_of(r) for r in gold}
+def session_recall_at(
+    ranked: Sequence[str],
+    gold: Sequence[str],
+    k: int,
+    session: Callable[[str], str] = session_of,
+) -> float:
+    """Recall of the gold evidence's sessions among the sessions of the first k refs
+    (`session` maps a ref to its session; LoCoMo's ids carry theirs)."""
+    wanted = {session(r) for r in gold}
     if not wanted:
         return 0.0
-    return len(wanted & {session_of(r) for r in ranked[:k]}) / len(wanted)
+    return len(wanted & {session(r) for r in ranked[:k]}) / len(wanted)
 
 
 def covers(context: str, answer: Any) -> bool:

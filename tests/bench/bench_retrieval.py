@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from memcli.config import Config, load_config  # noqa: E402
 from memcli.eval import locomo  # noqa: E402
+from memcli.eval.runner import memory_for  # noqa: E402
 from memcli.graph import LocalGraph, personalized_pagerank  # noqa: E402
 from memcli.ops import Memory  # noqa: E402
 from memcli.ops.ask import search_context  # noqa: E402
@@ -69,16 +70,16 @@ def bench_latency(cfg: Config, workdir: Path, consolidate: bool) -> dict[str, An
     """Per-query latency of every strategy on each dev conversation's own store."""
     shared: dict[str, Any] = {}
     out: dict[str, Any] = {"consolidated": consolidate, "strategies": {}}
-    for sample in locomo.load_samples(str(DEV)):
-        home = workdir / f"latency-{sample['sample_id']}-{int(consolidate)}"
+    for conv in locomo.benchmark(str(DEV)).conversations:
+        home = workdir / f"latency-{conv.name}-{int(consolidate)}"
         home.mkdir(parents=True, exist_ok=True)
-        mem = locomo._memory_for(sample, cfg, home, shared, consolidate)
+        mem, _ = memory_for(conv, cfg, home, shared, consolidate)
         shared.setdefault("embedder", mem.load_embedder())
-        questions = [qa["question"] for qa in locomo.questions(sample)]
+        questions = [qa["question"] for qa in conv.questions]
         time_queries(mem, "hybrid", questions[:5], cfg.retrieval.pool)  # warm caches
         for strategy in STRATEGIES:
             result = time_queries(mem, strategy, questions, cfg.retrieval.pool)
-            out["strategies"].setdefault(strategy, {})[sample["sample_id"]] = result
+            out["strategies"].setdefault(strategy, {})[conv.name] = result
         mem.close()
     return out
 

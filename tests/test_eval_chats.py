@@ -1,0 +1,90 @@
+"""`memcli eval chats`: pairing files, checking questions, recall per type, CLI contract."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memcli.errors import InvalidInput, NotFound
+from memcli.eval import chats
+
+CHATS = Path(__file__).parent / "data" / "eval" / "chats"
+
+
+@pytest.fixture
+def pair_dir(tmp_path: Path) -> Path:
+    """The garden chat, gzip-compressed, beside its questions."""
+    home = tmp_path / "chats"
+    home.mkdir()
+    raw = (CHATS / "garden.jsonl").read_bytes()
+    (home / "garden.jsonl.gz").write_bytes(gzip.compress(raw))
+    shutil.copy(CHATS / "garden.questions.json", home)
+    return home
+
+
+def test_find_pairs_from_a_directory_a_questions_file_or_a_conversation(pair_dir: Path) -> None:
+    conv, questions = pair_dir / "garden.jsonl.gz", pair_dir / "garden.questions.json"
+    assert chats.find_pairs([str(pair_dir)]) == [(conv, questions)]
+    assert chats.find_pairs([str(questions)]) == [(conv, questions)]
+    assert chats.find_pairs([str(conv), str(pair_dir)]) == [(conv, questions)], "deduplicated"
+
+
+def test_directories_are_read_in_natural_order(tmp_path: Path) -> None:
+    for stem in ("10", "2"):
+        shutil.copy(CHATS / "garden.jsonl", tmp_path / f"{stem}.jsonl")
+        shutil.copy(CHATS / "garden.questions.json", tmp_path / f"{stem}.questions.json")
+    assert [c.name for c, _ in chats.find_pairs([str(tmp_path)])] == ["2.jsonl", "10.jsonl"]
+
+
+def test_pairing_problems_say_what_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(NotFound, match=r"no \*\.questions\.json file"):
+        chats.find_pairs([str(tmp_path)])
+    shutil.copy(CHATS / "garden.questions.json", tmp_path)
+    with pytest.raises(NotFound, match="no conversation file named garden"):
+        chats.find_pairs([str(tmp_path)])
+    lone = tmp_path / "lone.jsonl"
+    lone.write_text('{"id": "1", "content": "hi"}\n')
+    with pytest.raises(NotFound, match=r"no lone\.questions\.json next to it"):
+        chats.find_pairs([str(lone)])
+    with pytest.raises(NotFound, match="no such file or directory"):
+        chats.find_pairs([str(tmp_path / "nope")])
+
+
+def test_questions_are_checked_against_the_message_ids(tmp_path: Path) -> None:
+    sessions = chats.message_sessions(CHATS / "garden.jsonl")
+    assert sessions["m1"] == "s1" and sessions["m11"] == "s4"
+    bad = tmp_path / "bad.questions.json"
+    bad.write_text(
+        json.dumps(
+            [
+                {"question": "ok?", "evidence": [1, "m2"]},
+                {"question": "no evidence", "evidence": []},
+                {"evidence": ["m1"]},
+            ]
+        )
+    )
+    with pytest.raises(InvalidInput) as info:
+        chats.load_questions(bad, sessions)
+    assert info.value.problems == [
+        f"{bad}: question 1: evidence id(s) 1 match no message id",
+        f'{bad}: question 2: "evidence" must be a non-empty list of ids',
+        f'{bad}: question 3: no "question" text',
+    ]
+
+
+def test_question_ids_may_be_numbers_and_type_is_optional(tmp_path: Path) -> None:
+    qfile = tmp_path / "q.questions.json"
+    qfile.write_text(json.dumps({"questions": [{"question": "x?", "evidence": [7, 7]}]}))
+    (loaded,) = chats.load_questions(qfile, {"7": "s"})
+    assert (loaded["gold"], loaded["category"], loaded["answer"]) == (["7"], "all", "")
+
+
+def test_a_conversation_without_ids_cannot_be_scored(tmp_path: Path) -> None:
+    conv = tmp_path / "plain.jsonl"
+    conv.write_text('{"content": "hello"}\n')
+    with pytest.raises(InvalidInput, match="no message has an id"):
+        chats.message_sessions(conv)
