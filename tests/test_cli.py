@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -221,6 +222,15 @@ def test_fulltext_only_store_works(cli: Memcli) -> None:
     assert "Casa do Largo" in out["hits"][0]["text"]
     result = cli("ask", "--context-only", "--strategy", "semantic", "hotel")
     assert result.exit_code == 3 and "embedding" in result.stderr
+
+
+def test_ingest_reads_gzip_and_knows_it_is_the_same_log(cli: Memcli, tmp_path: Path) -> None:
+    packed = tmp_path / "chat.jsonl.gz"
+    packed.write_bytes(gzip.compress(EXAMPLE.read_bytes()))
+    first = cli.json("ingest", packed)[0]
+    assert first["new"] == 16
+    plain = cli.json("ingest", EXAMPLE)[0]
+    assert plain["new"] == 0 and plain["skipped"] == 16
 
 
 def test_debug_shows_traceback_only_when_asked(cli: Memcli) -> None:

@@ -11,6 +11,8 @@ import pytest
 
 from memcli.errors import InvalidInput, NotFound
 from memcli.eval import chats
+from tests.cli_runner import Memcli
+from tests.fakeserver import FakeModelServer
 
 CHATS = Path(__file__).parent / "data" / "eval" / "chats"
 
@@ -24,6 +26,15 @@ def pair_dir(tmp_path: Path) -> Path:
     (home / "garden.jsonl.gz").write_bytes(gzip.compress(raw))
     shutil.copy(CHATS / "garden.questions.json", home)
     return home
+
+
+def run(tmp_path: Path, server: FakeModelServer, *args: str):
+    config = tmp_path / "memcli.yaml"
+    config.write_text(
+        f"embedding:\n  provider: ollama\n  model: fake-embed\n  url: {server.ollama_url}\n"
+        "llm:\n  provider: none\n"
+    )
+    return Memcli(config=config)("eval", "chats", *args)
 
 
 def test_find_pairs_from_a_directory_a_questions_file_or_a_conversation(pair_dir: Path) -> None:
@@ -88,3 +99,39 @@ def test_a_conversation_without_ids_cannot_be_scored(tmp_path: Path) -> None:
     conv.write_text('{"content": "hello"}\n')
     with pytest.raises(InvalidInput, match="no message has an id"):
         chats.message_sessions(conv)
+
+
+def test_eval_chats_reports_recall_per_type_with_timings(
+    tmp_path: Path, fake_server: FakeModelServer, pair_dir: Path
+) -> None:
+    out = tmp_path / "report.json"
+    result = run(
+        tmp_path, fake_server, str(pair_dir), "--strategy", "lexical,hybrid", "--k", "1,5",
+        "--json-out", str(out), "--consolidate",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert "Chats evidence recall" in result.stdout and "by type" in result.stdout
+    report = json.loads(out.read_text())
+    assert report["grouping"] == "type" and report["consolidated"] is True
+    lexical = report["results"]["lexical"]
+    assert lexical["n"] == 4
+    assert set(lexical["by_category"]) == {"information_lookup", "preference", "progress"}
+    rows = {r["question"]: r for r in report["questions"]["lexical"]}
+    sprout = rows["How many days did the seedlings take to sprout?"]
+    assert sprout["retrieved"][0] == "m5" and sprout["recall"]["1"] == 1.0
+    assert sprout["session_recall@10"] == 1.0, "sessions come from the messages"
+    timing = report["timing"]
+    assert set(timing["conversations"]) == {"garden"}
+    assert timing["ingest_s"] > 0 and timing["consolidate_s"] > 0
+
+
+def test_eval_chats_bad_input_is_a_clear_error(
+    tmp_path: Path, fake_server: FakeModelServer, pair_dir: Path
+) -> None:
+    (pair_dir / "garden.questions.json").write_text('[{"question": "x", "evidence": ["zz"]}]')
+    result = run(tmp_path, fake_server, str(pair_dir))
+    assert result.exit_code == 4
+    assert "memcli: error:" in result.stderr and "zz match no message id" in result.stderr
+    assert result.stdout == ""
+    typo = run(tmp_path, fake_server, str(pair_dir), "--strategy", "hybird")
+    assert typo.exit_code == 3 and "did you mean 'hybrid'" in typo.stderr

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -42,15 +43,39 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
+def _run(
+    state: State,
+    benchmark: Callable[..., dict[str, Any]],
+    target: Any,
+    strategy: str,
+    k: str,
+    json_out: Path | None,
+    consolidate: bool,
+) -> None:
+    """Run one benchmark over `target` with the options every eval command shares."""
+    from memcli.output import check_writable
+
+    names = [s.strip() for s in strategy.split(",") if s.strip()]
+    cutoffs = _int_list(k)
+    check_writable(json_out)  # before the run, not after an hour of it
+    report = benchmark(
+        target, state.config_obj(), names, cutoffs, state.out.progress(), consolidate=consolidate
+    )
+    render.eval_report(state.out, report, json_out)
+
+
 @eval_app.callback(invoke_without_command=True)
 def eval_main(ctx: typer.Context) -> None:
-    """Built-in benchmarks: LoCoMo retrieval recall and, with an LLM, answer quality.
+    """Built-in benchmarks: retrieval recall on LoCoMo or on your own annotated chats and,
+    with an LLM, answer quality.
 
     [b]Examples[/b]
 
       memcli eval locomo locomo-dev.json
 
       memcli --json eval locomo locomo-dev.json --strategy hybrid,gam
+
+      memcli eval chats my-chats/ --consolidate
     """
     need_command(ctx)
 
@@ -76,12 +101,41 @@ def eval_locomo(
       memcli eval locomo locomo-dev.json --strategy lexical,semantic,hybrid --json-out r.json
     """
     from memcli.eval.locomo import run_locomo
-    from memcli.output import check_writable
 
-    names = [s.strip() for s in strategy.split(",") if s.strip()]
-    cfg = state.config_obj()
-    check_writable(json_out)  # before the run, not after an hour of it
-    report = run_locomo(
-        str(file), cfg, names, _int_list(k), state.out.progress(), consolidate=consolidate
-    )
-    render.eval_report(state.out, report, json_out)
+    _run(state, run_locomo, str(file), strategy, k, json_out, consolidate)
+
+
+ChatPaths = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Directories of N.jsonl(.gz) + N.questions.json pairs, questions files, "
+        "or conversation files with their questions beside them."
+    ),
+]
+
+
+@eval_app.command("chats")
+@with_state("json_mode")
+def eval_chats(
+    state: State,
+    paths: ChatPaths,
+    strategy: Strategies = "hybrid",
+    k: Cutoffs = "5,10,20",
+    json_out: JsonOut = None,
+    consolidate: Consolidate = False,
+) -> None:
+    """Evidence recall of retrieval on annotated conversations, per question type.
+
+    Each conversation (any format `memcli ingest` reads, gzip or not, messages with ids)
+    goes into its own temporary store; its questions file is a JSON list of
+    {"question", "evidence": [message ids], "answer", "type"}.
+
+    [b]Examples[/b]
+
+      memcli eval chats beam-dev/ --consolidate
+
+      memcli eval chats support.jsonl.gz --strategy lexical,semantic,hybrid --json-out r.json
+    """
+    from memcli.eval.chats import run_chats
+
+    _run(state, run_chats, [str(p) for p in paths], strategy, k, json_out, consolidate)

@@ -10,7 +10,9 @@ from memcli import render
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
 
-Files = Annotated[list[str], typer.Argument(help="Files to store; '-' reads stdin.")]
+Files = Annotated[
+    list[str], typer.Argument(help="Files to store (gzip-compressed too); '-' reads stdin.")
+]
 Format = Annotated[
     str | None,
     typer.Option("--format", help="jsonl, chat, locomo or transcript (default: detected)."),
@@ -30,6 +32,8 @@ def ingest(
     [b]Examples[/b]
 
       memcli ingest chat.jsonl
+
+      memcli ingest logs/*.jsonl.gz
 
       cat transcript.txt | memcli ingest --format transcript -
 
