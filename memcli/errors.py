@@ -20,6 +20,11 @@ class MemcliError(Exception):
         return self.message if not self.fix else f"{self.message}\n  fix: {self.fix}"
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: unwound like Ctrl-C (work in flight rolled back, runs marked
+    interrupted), but reported as terminated."""
+
+
 class UsageError(MemcliError):
     """The command line itself is wrong (conflicting or missing options)."""
 

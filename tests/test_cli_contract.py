@@ -131,7 +131,10 @@ def test_inspect_graph_json_is_one_line(store: Path) -> None:
 
 def test_inspect_graph_json_with_another_format_is_a_usage_error(store: Path) -> None:
     for fmt in ("graphml", "dot"):
-        failed(cli(store)("--json", "inspect", "graph", "--format", fmt), 2, "--json", fmt)
+        result = cli(store)("--json", "inspect", "graph", "--format", fmt)
+        assert result.exit_code == 2 and result.stdout == ""
+        error = json.loads(result.stderr)  # under --json the error is a JSON object too
+        assert "--json" in error["error"] and fmt in error["error"] and error["fix"]
 
 
 # -- 6. empty model names -----------------------------------------------------------------

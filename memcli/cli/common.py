@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from memcli.errors import MemcliError, UsageError
-from memcli.output import Output
+from memcli.errors import MemcliError, Terminated, UsageError
+from memcli.output import Output, silence_stdout
 
 if TYPE_CHECKING:
     from memcli.config import Config
@@ -87,20 +87,36 @@ def need_command(ctx: typer.Context) -> None:
         raise UsageError(f"{path} needs a command: {names}", fix=f"see `{path} --help`")
 
 
-def _fail(state: State, exc: BaseException) -> typer.Exit:
-    """Report an exception on stderr and return the Exit to raise."""
-    out = state.out
+INTERRUPTED = 130
+TERMINATED = 143  # 128 + SIGTERM, as shells report a process ended by it
+
+
+def describe(exc: BaseException) -> tuple[str, str | None, int]:
+    """The message, fix and exit code that report an exception."""
     if isinstance(exc, MemcliError):
-        out.error(str(exc))
-        code = exc.exit_code
-    elif isinstance(exc, KeyboardInterrupt):
-        out.error("interrupted")
-        code = 130
-    else:
-        out.error(f"internal error: {type(exc).__name__}: {exc}")
+        return exc.message, exc.fix, exc.exit_code
+    if isinstance(exc, Terminated):
+        return "terminated (SIGTERM)", None, TERMINATED
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", None, INTERRUPTED
+    fix = "run again with --debug to see the traceback, and please report it"
+    return f"internal error: {type(exc).__name__}: {exc}", fix, 1
+
+
+def _fail(state: State, exc: BaseException) -> typer.Exit:
+    """Report an exception on stderr and return the Exit to raise. A reader that closed
+    stdout early (`memcli ... | head`) is no failure: the command ends quietly with 0."""
+    if isinstance(exc, BrokenPipeError):
+        silence_stdout()
+        return typer.Exit(0)
+    message, fix, code = describe(exc)
+    out = state.out
+    if isinstance(exc, (MemcliError, KeyboardInterrupt)) or out.json:
+        out.error(message, fix, code)
+    else:  # a bug: the advice to report it is a note, which -q hides
+        out.error(message)
         if not state.debug:
-            out.info("run again with --debug to see the traceback, and please report it")
-        code = 1
+            out.info(fix or "")
     if state.debug:
         out.err.print("".join(traceback.format_exception(exc)), markup=False)
     return typer.Exit(code)
