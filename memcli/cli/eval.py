@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from memcli import render
-from memcli.cli.common import State, need_command, with_state
+from memcli.cli.common import State, check_strategy, need_command, with_state
 from memcli.cli.root import app
 from memcli.errors import UsageError
 
@@ -56,6 +56,7 @@ def _run(
     from memcli.output import check_writable
 
     names = [s.strip() for s in strategy.split(",") if s.strip()]
+    check_strategy(names)
     cutoffs = _int_list(k)
     check_writable(json_out)  # before the run, not after an hour of it
     report = benchmark(

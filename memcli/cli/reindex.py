@@ -18,5 +18,5 @@ def reindex(state: State) -> None:
 
       memcli --json reindex --db work.db
     """
-    with memory(state) as mem:
+    with memory(state, any_space=True) as mem:
         render.record_or_line(state.out, mem.reindex(progress=state.out.progress()), "reindexed")
