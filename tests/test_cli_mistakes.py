@@ -86,3 +86,25 @@ def test_an_empty_input_file_is_0_new_episodes(cli: Memcli, tmp_path: Path, cont
     [report] = cli.json("ingest", empty)
     assert report["new"] == 0 and report["skipped"] == 0 and report["invalid"] == 0
     assert cli.json("inspect")[0]["sources"] == before["sources"]  # and leaves no trace
+
+
+# -- defect 10: the shared options after every command ------------------------------------
+
+
+def test_reindex_takes_db_and_space_after_the_command(cli: Memcli, tmp_path: Path) -> None:
+    bare = Memcli(config=cli.config)  # no leading --db
+    [report] = bare.json("reindex", "--db", cli.db, "--space", "work")
+    assert report["nodes"] == 32  # every space: reindex works on the whole file
+
+
+@pytest.mark.parametrize("command", ["locomo", "chats"])
+def test_eval_takes_db_and_space_after_the_command(tmp_path: Path, command: str) -> None:
+    target = {
+        "locomo": REPO / "tests" / "data" / "eval" / "locomo-tiny.json",
+        "chats": REPO / "tests" / "data" / "eval" / "chats",
+    }[command]
+    cli = Memcli(config=write_config(tmp_path))
+    args = ["eval", command, target, "--strategy", "lexical", "--k", "5"]
+    [report] = cli.json(*args, "--db", tmp_path / "unused.db", "--space", "x")
+    assert report["results"]["lexical"]["n"] > 0
+    assert not (tmp_path / "unused.db").exists()
