@@ -86,6 +86,12 @@ class ModelOutputInvalid(MemcliError):
     exit_code = 6
 
 
+class WorkLeftPending(MemcliError):
+    """A consolidation run finished, but failed model calls left work for the next run."""
+
+    exit_code = 8
+
+
 class DatabaseError(MemcliError):
     """The store is locked too long, has a newer schema, or sqlite-vec will not load."""
 
