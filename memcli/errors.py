@@ -20,6 +20,11 @@ class MemcliError(Exception):
         return self.message if not self.fix else f"{self.message}\n  fix: {self.fix}"
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: unwound like Ctrl-C (work in flight rolled back, runs marked
+    interrupted), but reported as terminated."""
+
+
 class UsageError(MemcliError):
     """The command line itself is wrong (conflicting or missing options)."""
 
@@ -79,6 +84,12 @@ class ModelOutputInvalid(MemcliError):
     """A model's replies stayed invalid after every retry."""
 
     exit_code = 6
+
+
+class WorkLeftPending(MemcliError):
+    """A consolidation run finished, but failed model calls left work for the next run."""
+
+    exit_code = 8
 
 
 class DatabaseError(MemcliError):

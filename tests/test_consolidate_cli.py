@@ -98,7 +98,7 @@ def test_inspect_shows_consolidation_health(chat_store: Path, fake_server: FakeM
     llm.always_bad = {"reflect"}
     fake_server.responder = llm
     cfg = config_file(chat_store, fake_server)
-    assert Memcli(config=cfg)("consolidate", "--flush").exit_code == 0
+    assert Memcli(config=cfg)("consolidate", "--flush").exit_code == 8  # reflect left pending
     data = json.loads(Memcli(config=cfg)("--json", "inspect").stdout)
     health = data["consolidation"]
     assert {"nodes", "edges", "sessions", "embedding"} <= set(data)  # existing keys kept
@@ -192,3 +192,41 @@ def test_killed_run_resumes_to_the_same_graph(tmp_path: Path, fake_server: FakeM
     assert _counts(cfg_a) == _counts(cfg_b)
     pending, statuses = _pending(db_a)
     assert pending == 0 and "running" not in statuses
+
+
+# -- failures that leave work undone ------------------------------------------------------------
+
+
+def test_failed_model_calls_exit_8_with_one_line_under_q(
+    chat_store: Path, fake_server: FakeModelServer
+) -> None:
+    llm = ScriptedLLM()
+    llm.always_bad = {"reflect"}
+    fake_server.responder = llm
+    cfg = config_file(chat_store, fake_server)
+    result = Memcli(config=cfg)("-q", "consolidate", "--flush")
+    assert result.exit_code == 8, result.stderr
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()  # one line for the cron mail, nothing else
+    assert line.startswith("memcli: error: ") and "failed (reflect " in line
+    assert "pending for the next run" in line
+    pending = json.loads(Memcli(config=cfg)("--json", "inspect").stdout)["consolidation"]
+    assert pending["pending"]["reflect"] > 0
+
+    again = Memcli(config=cfg)("--json", "consolidate")  # still failing: the table and exit 8
+    assert again.exit_code == 8
+    assert json.loads(again.stdout)["stages"]["reflect"]["failures"] > 0
+    assert json.loads(again.stderr)["exit"] == 8
+
+    llm.always_bad = set()  # the model behaves again: the work is done, exit 0
+    healed = Memcli(config=cfg)("-q", "consolidate")
+    assert healed.exit_code == 0 and healed.stderr == "" and healed.stdout == ""
+
+
+def test_a_run_without_failures_stays_silent_under_q(
+    chat_store: Path, fake_server: FakeModelServer
+) -> None:
+    fake_server.responder = ScriptedLLM()
+    cfg = config_file(chat_store, fake_server)
+    result = Memcli(config=cfg)("-q", "consolidate", "--flush")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")

@@ -96,8 +96,8 @@ def read_source(path: str, fmt: str | None = None, stdin: BinaryIO | None = None
         raw = _read_bytes(path)
     raw = _gunzipped(raw, name)
     text = _decode(raw, name, path)
-    if not text.strip():
-        raise InvalidInput([f"{name}:1: the file is empty"])
+    if not text.strip():  # nothing to store is not an error: 0 new episodes
+        return Source(name, hashlib.sha256(raw).hexdigest(), fmt or "empty", [])
     fmt = fmt or detect_format(name.removesuffix(".gz"), text)
     records = list(FORMATS[fmt].read(text, name, stem))
     return Source(name, hashlib.sha256(raw).hexdigest(), fmt, records)
