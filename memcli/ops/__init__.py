@@ -159,6 +159,12 @@ class Memory:
 
         return reindex(self, **kwargs)
 
+    def list_memories(self, query: Any) -> Any:
+        """One page of the space's memories, newest first; see memcli.ops.listing."""
+        from memcli.ops.listing import list_memories
+
+        return list_memories(self, query)
+
     def prune(self, selection: Any, **kwargs: Any) -> Any:
         """Forget the selected memories and what was derived only from them; see
         memcli.ops.prune."""

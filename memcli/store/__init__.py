@@ -6,6 +6,7 @@
     FullText, Vectors   the search tables made at run time             (fts.py, vectors.py)
     Nodes       nodes, sources and their links; keeps both search tables in step
     Pruning     forgetting: selection, cascade, removal                 (prune.py)
+    Listing     filtered, paged browsing for `memcli list`              (listing.py)
     Edges, Work, Stats   edges; cache, runs, marks, locks; counts
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from memcli.store.db import connect
 from memcli.store.edges import Edges
+from memcli.store.listing import Listing
 from memcli.store.migrations import migrate
 from memcli.store.prune import Pruning
 from memcli.store.stats import Stats
@@ -24,7 +26,7 @@ from memcli.store.work import CONSOLIDATION_LOCK, Work
 __all__ = ["CONSOLIDATION_LOCK", "Store", "open_store"]
 
 
-class Store(Pruning, Edges, Work, Stats):
+class Store(Pruning, Listing, Edges, Work, Stats):
     """A migrated connection to one memcli database file."""
 
 
