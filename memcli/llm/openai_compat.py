@@ -21,6 +21,7 @@ from memcli.llm.retry import (
     Retries,
     checked_vectors,
     parse_retry_after,
+    timeouts,
 )
 
 T = TypeVar("T")
@@ -65,7 +66,7 @@ class _Connection:
         key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
         # The key lives only in the client's headers: never on this object, never in a message.
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self.http = httpx.Client(base_url=url, timeout=cfg.timeout, headers=headers)
+        self.http = httpx.Client(base_url=url, timeout=timeouts(cfg.timeout), headers=headers)
         state = "set" if key else "not set"
         endpoint = Endpoint(
             name=NAME,
