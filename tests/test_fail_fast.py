@@ -4,6 +4,7 @@ and a local embedding model that is not on this machine."""
 
 from __future__ import annotations
 
+import importlib.util
 import socket
 import time
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_runner import Memcli
+from tests.cli_runner import Memcli, clean_env, run_process
 from tests.fakeserver import refused_url
 from tests.reliability import write_config
 
@@ -69,3 +70,46 @@ def test_connecting_has_its_own_short_timeout(
     first = result.stderr.splitlines()[0]
     assert "no connection within 2 s (after 2 attempts)" in first, first
     assert seconds < 10
+
+
+needs_st = pytest.mark.skipif(
+    importlib.util.find_spec("sentence_transformers") is None,
+    reason="the sentence-transformers backend is not installed",
+)
+
+
+def _ingest_with_model(tmp_path: Path, **embedding: object) -> tuple:
+    write_config(tmp_path, embedding={"provider": "local", **embedding})
+    env = clean_env(HF_HOME=str(tmp_path / "hf"))  # an empty Hugging Face cache
+    env.pop("HF_ENDPOINT", None)
+    env.pop("HF_HUB_OFFLINE", None)
+    started = time.monotonic()
+    result = run_process(
+        "--config", str(tmp_path / "memcli.yaml"), "--db", str(tmp_path / "m.db"),
+        "ingest", str(EXAMPLE), env=env, timeout=60,
+    )  # fmt: skip
+    return result, time.monotonic() - started
+
+
+@needs_st
+@pytest.mark.parametrize("model", ["all-mpnet-base-v2", "no-such-embedding-model"])
+def test_a_model_not_here_and_no_hub_fails_at_once(tmp_path: Path, model: str) -> None:
+    result, seconds = _ingest_with_model(
+        tmp_path, backend="sentence-transformers", model=model, download_url=refused_url()
+    )
+    assert result.returncode == 3, result.stderr
+    error, fix = result.stderr.splitlines()  # no retry noise from the hub client
+    assert error.startswith(f"memcli: error: embedding model '{model}' is not on this machine")
+    assert "cannot be reached" in error and fix.startswith("  fix: set embedding.model_dir")
+    assert seconds < 30  # was over a minute of hub retries (the subprocess imports torch)
+    assert not (tmp_path / "m.db").exists()
+
+
+@needs_st
+def test_a_model_not_here_with_downloads_off_fails_at_once(tmp_path: Path) -> None:
+    result, _ = _ingest_with_model(
+        tmp_path, backend="sentence-transformers", model="all-mpnet-base-v2", offline=True
+    )
+    assert result.returncode == 3, result.stderr
+    error, fix = result.stderr.splitlines()
+    assert "not on this machine and downloads are off" in error and "fix: " in fix
