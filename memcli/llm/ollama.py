@@ -9,17 +9,9 @@ import ollama
 import pydantic
 
 from memcli.config import EmbeddingConfig, LLMConfig
-from memcli.llm import BaseChat, ChatReply
+from memcli.llm import BaseChat, ChatReply, retry
 from memcli.llm.embedder import RemoteEmbedder
-from memcli.llm.retry import (
-    Backoff,
-    BadReply,
-    BadStatus,
-    Endpoint,
-    Retries,
-    checked_vectors,
-    timeouts,
-)
+from memcli.llm.retry import Backoff, BadReply, BadStatus, Endpoint, Retries, checked_vectors
 
 DEFAULT_URL = "http://127.0.0.1:11434"
 
@@ -40,7 +32,7 @@ class _Connection:
 
     def __init__(self, cfg: EmbeddingConfig | LLMConfig, backoff: Backoff | None) -> None:
         address = cfg.url or DEFAULT_URL
-        self.client = ollama.Client(host=address, timeout=timeouts(cfg.timeout))
+        self.client = ollama.Client(host=address, timeout=retry.timeouts(cfg.timeout))
         endpoint = _endpoint(address, cfg.model, cfg.timeout)
         self.retries = Retries(endpoint, cfg.max_retries, backoff or Backoff())
 
