@@ -23,6 +23,7 @@ from memcli.llm.retry import (
     parse_retry_after,
     timeouts,
 )
+from memcli.text import hide_secret
 
 T = TypeVar("T")
 
@@ -83,7 +84,7 @@ class _Connection:
     def _scrub(self, text: str) -> str:
         # Some servers echo the key they were sent in their error text.
         key = self.http.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        return text.replace(key, "***") if key else text
+        return hide_secret(text, key)
 
     def post(
         self,
