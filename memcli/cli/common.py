@@ -173,17 +173,22 @@ def with_state(*shared: str) -> Callable[[F], F]:
 
 
 @contextmanager
-def memory(state: State, create: bool = False, any_space: bool = False) -> Iterator[Memory]:
+def memory(
+    state: State, create: bool = False, any_space: bool = False, write: bool = False
+) -> Iterator[Memory]:
     """Open the configured store for the length of a command (only `create` makes a new one).
 
     Unless the command creates (`create`) or works on the whole file (`any_space`), a
     space the store does not hold is a mistyped name: NotFound, naming the spaces there are.
+    A command that writes (`write`, or `create`) fails at once on a store it may only read.
     """
     from memcli.ops import Memory
 
     mem = Memory(state.config_obj(), create=create)
     done = False
     try:
+        if write or create:
+            mem.store.require_writable()
         if not (create or any_space):
             check_space(mem.space, mem.store.spaces())
         yield mem

@@ -66,7 +66,7 @@ def consolidate(
 
       */15 * * * * memcli --db ~/memory.db -q consolidate   (crontab)
     """
-    with memory(state) as mem:
+    with memory(state, write=not dry_run) as mem:
         report = mem.consolidate(
             flush=flush, stages=stage, limit=limit, dry_run=dry_run, no_llm=no_llm,
             progress=state.out.progress(),

@@ -27,5 +27,5 @@ def reindex(state: State, space: AnySpace = None) -> None:
 
       memcli --json reindex --db work.db
     """
-    with memory(state, any_space=True) as mem:
+    with memory(state, any_space=True, write=True) as mem:
         render.record_or_line(state.out, mem.reindex(progress=state.out.progress()), "reindexed")

@@ -15,10 +15,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memcli.store.db import connect
+from memcli.errors import DatabaseError
+from memcli.store.db import connect, connect_read_only, read_only_reason
 from memcli.store.edges import Edges
 from memcli.store.listing import Listing
-from memcli.store.migrations import migrate
+from memcli.store.migrations import migrate, pending_migrations
 from memcli.store.prune import Pruning
 from memcli.store.stats import Stats
 from memcli.store.work import CONSOLIDATION_LOCK, Work
@@ -31,12 +32,20 @@ class Store(Pruning, Listing, Edges, Work, Stats):
 
 
 def open_store(path: str | os.PathLike[str]) -> Store:
-    """Open or create the store at `path` and bring its schema up to date."""
+    """Open or create the store at `path` and bring its schema up to date. A file this
+    process may not write is opened read-only: reads work, writes raise ReadOnlyStore."""
     target = Path(path).expanduser()
-    conn = connect(target)
+    read_only = read_only_reason(target)
+    conn = connect(target) if read_only is None else connect_read_only(target)
     try:
+        if read_only is not None and pending_migrations(conn):
+            raise DatabaseError(
+                f"{target} needs a schema upgrade that writes it, and {read_only}",
+                fix="run memcli on it once with write access (e.g. `memcli inspect` as its "
+                "owner), or copy it somewhere writable and pass --db the copy",
+            )
         migrate(conn)
     except BaseException:
         conn.close()
         raise
-    return Store(conn, target)
+    return Store(conn, target, read_only)
