@@ -11,6 +11,7 @@ from memcli.text import one_line, truncate
 
 if TYPE_CHECKING:
     from memcli.ops.listing import MemoryPage
+    from memcli.ops.transfer import ImportReport
     from memcli.output import Output
 
 TEXT_CHARS = 100  # of each memory's text on its one line
@@ -48,3 +49,37 @@ def _page_note(out: Output, page: MemoryPage) -> None:
         if page.limit and page.offset % page.limit == 0:
             note += f" (or --page {page.offset // page.limit + 2})"
     out.info(note)
+
+
+def export_summary(out: Output, counts: dict[str, int], path: str | None) -> None:
+    """What an export wrote: a record (or line) on stdout with -o, else a line on stderr."""
+    line = (
+        f"exported {counts['nodes']:,} memories, {counts['edges']:,} edges and "
+        f"{counts['sources']:,} sources" + (f" to {path}" if path else "")
+    )
+    if path is None:
+        out.info(line)  # stdout carries the dump itself
+    elif out.json:
+        out.record({"file": path, **counts})
+    else:
+        out.text(line)
+
+
+def import_report(out: Output, report: ImportReport) -> None:
+    """One summary line (or one JSON object) for an import."""
+    if out.json:
+        out.record(report.to_dict())
+        return
+    verb = "would add" if report.dry_run else "added"
+    kinds = ", ".join(f"{n:,} {kind}" for kind, n in sorted(report.new.items()))
+    line = f"{verb} {report.total:,} memories" + (f" ({kinds})" if kinds else "")
+    line += f", {report.edges:,} edges, {report.sources:,} sources"
+    if report.existing:
+        line += f"; {sum(report.existing.values()):,} already stored"
+    if report.left_out:
+        line += f"; {report.left_out:,} derived memories left out (--episodes-only)"
+    if report.total and report.ids == "renumbered":
+        line += "; new ids given (the file's were taken)"
+    if report.embedded:
+        line += f"; {report.embedded:,} embedded"
+    out.text(line + f" ({report.seconds:.1f} s)")

@@ -260,7 +260,9 @@ def test_a_failed_ingest_keeps_an_existing_store(store: Path) -> None:
 
 def test_an_unknown_ingest_format_is_a_usage_error(tmp_path: Path) -> None:
     result = cli(tmp_path)("ingest", "--format", "xml", str(EXAMPLE))
-    failed(result, 2, "unknown format 'xml'", "auto, chat, chatgpt, claude, jsonl, locomo, transcript")
+    failed(
+        result, 2, "unknown format 'xml'", "auto, chat, chatgpt, claude, jsonl, locomo, transcript"
+    )
 
 
 # -- 14. batch ask keeps lines aligned ----------------------------------------------------
