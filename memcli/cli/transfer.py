@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from memcli import views
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
+
+if TYPE_CHECKING:
+    from memcli.ops import Memory
 
 Output = Annotated[
     Path | None,
@@ -85,8 +91,28 @@ def import_(
     state: State, file: DumpFile, episodes_only: EpisodesOnly = False, dry_run: DryRun = False
 ) -> None:
     """`memcli import` (help in IMPORT_HELP)."""
-    with memory(state, create=not dry_run) as mem:
+    with _target(state, dry_run) as mem:
         report = mem.import_dump(
             file, episodes_only=episodes_only, dry_run=dry_run, progress=state.out.progress()
         )
     views.import_report(state.out, report)
+
+
+@contextmanager
+def _target(state: State, dry_run: bool) -> Iterator[Memory]:
+    """The store to import into; a dry run against a store that does not exist yet plans
+    against an empty scratch store, so it creates no file where --db points."""
+    cfg = state.config_obj()
+    if not dry_run or Path(cfg.db_path).expanduser().exists():
+        with memory(state, create=True) as mem:
+            yield mem
+        return
+    from memcli.ops import Memory
+    from memcli.store import open_store
+
+    with tempfile.TemporaryDirectory(prefix="memcli-import-") as scratch:
+        mem = Memory(cfg, open_store(Path(scratch) / "preview.db"))
+        try:
+            yield mem
+        finally:
+            mem.close()

@@ -10,7 +10,9 @@
      "created_at"}                                                                          ...
     {"record": "end", "sources": n, "nodes": n, "edges": n}
 
-Readers ignore fields they do not know and refuse a format number above their own. The
+Node and edge records carry every column of their table, so attributes that later schema
+migrations add travel without a format change; an import refuses a record with a field its
+store has no column for (it would be lost), and a format number above its own. The
 end record is how a cut-short file is told from a whole one. This module builds records and
 reads a dump back, checking every record before the caller writes anything.
 """
@@ -49,6 +51,12 @@ SPECS: dict[str, dict[str, tuple[Any, ...]]] = {
              "created_at": _TEXT},
     "end": {"sources": _INT, "nodes": _INT, "edges": _INT},
 }  # fmt: skip
+
+# Fields of node and edge records that are not columns of the nodes and edges tables.
+RECORD_FIELDS = {
+    "nodes": {"record", "sources", "processed", "embedded", "vector"},
+    "edges": {"record"},
+}
 
 
 def encode_vector(blob: bytes) -> str:

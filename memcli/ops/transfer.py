@@ -14,7 +14,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
-from memcli.errors import DatabaseError, NotFound
+from memcli.errors import DatabaseError, InvalidInput, NotFound
 from memcli.llm.embedder import embed_all
 from memcli.models import embedding_text, node_public_id
 from memcli.ops import dump as fmt
@@ -227,6 +227,20 @@ def _write_plan(
     return edges, sum(1 for t in plan.sources.values() if t is None)
 
 
+def _check_columns(store: Store, dump: fmt.Dump) -> None:
+    """Refuse a dump whose nodes or edges carry attributes this store has no column for
+    (written by a newer memcli): importing it would drop them."""
+    for table, records in (("nodes", dump.nodes.values()), ("edges", dump.edges)):
+        known = set(store.exported_columns(table)) | fmt.RECORD_FIELDS[table]
+        extra = sorted({name for record in records for name in record} - known)
+        if extra:
+            raise InvalidInput(
+                [f"{dump.name}: its {table} carry fields this memcli does not store: "
+                 f"{', '.join(extra)}; importing would lose them"],
+                fix="upgrade memcli (pip install -U memcli), then import again",
+            )  # fmt: skip
+
+
 def import_dump(
     mem: Memory,
     path: str,
@@ -245,6 +259,7 @@ def import_dump(
     dump = fmt.parse_dump(name, text)
     mem.check_embedder()
     store, space = mem.store, mem.space
+    _check_columns(store, dump)
     plan = make_plan(store, space, dump, episodes_only)
     rows = node_rows(dump, plan)
     report = ImportReport(name, dump.header.get("space"), space, dry_run)

@@ -14,16 +14,21 @@ from typing import Any
 from memcli.store import sql
 from memcli.store.base import chunked
 from memcli.store.edges import Edges
-from memcli.store.nodes import NODE_FIELDS, Nodes
+from memcli.store.nodes import Nodes
 
-_NODE_COLUMNS = ("id", "space", "kind", "text", *NODE_FIELDS, "props", "created_at")
-_INSERT_NODE = sql.insert("nodes", _NODE_COLUMNS)
-_EDGE_COLUMNS = ("space", "src", "dst", "type", "weight", "props", "created_at")
-_INSERT_EDGE = sql.insert("edges", _EDGE_COLUMNS, "IGNORE")
+# Columns that belong to the store, not to a node or edge: where it lives, the edge's row id.
+_NOT_EXPORTED = {"nodes": ("space",), "edges": ("space", "id")}
 
 
 class Transfer(Nodes, Edges):
-    """Rows of one space as they are stored, out and in."""
+    """Rows of one space as they are stored, out and in. Every column of the nodes and edges
+    tables travels, whatever migrations have added, so new node or edge attributes round-trip
+    without this module knowing them."""
+
+    def exported_columns(self, table: str) -> list[str]:
+        """The columns of `nodes` or `edges` that a dump carries, in table order."""
+        skip = _NOT_EXPORTED[table]
+        return [name for name in self.table(table).columns_dict if name not in skip]
 
     # -- reading a space ---------------------------------------------------------------
 
@@ -33,12 +38,12 @@ class Transfer(Nodes, Edges):
 
     def space_node_rows(self, space: str) -> Iterator[dict[str, Any]]:
         """Every node row of a space (content key and creation time included), by id."""
-        select = ", ".join(_NODE_COLUMNS)
+        select = ", ".join(self.exported_columns("nodes"))
         return self.table("nodes").rows_where("space = ?", [space], order_by="id", select=select)
 
     def space_edge_rows(self, space: str) -> Iterator[dict[str, Any]]:
         """Every edge row of a space, in insertion order."""
-        select = ", ".join(_EDGE_COLUMNS[1:])
+        select = ", ".join(self.exported_columns("edges"))
         return self.table("edges").rows_where("space = ?", [space], order_by="id", select=select)
 
     def space_source_links(self, space: str) -> dict[int, list[int]]:
@@ -77,33 +82,27 @@ class Transfer(Nodes, Edges):
     # -- writing rows as given (call inside a transaction) ------------------------------
 
     def put_node_rows(self, space: str, rows: Sequence[dict[str, Any]]) -> None:
-        """Insert nodes with their own ids, keys and creation times, and their full-text rows."""
-        self.conn.executemany(
-            _INSERT_NODE,
-            [
-                (
-                    row["id"], space, row["kind"], row["text"],
-                    *(row.get(name) for name in NODE_FIELDS),
-                    json.dumps(row.get("props") or {}, ensure_ascii=False), row["created_at"],
-                )
-                for row in rows
-            ],
-        )  # fmt: skip
+        """Insert nodes with their own ids, keys and creation times (every column the dump
+        gives), and their full-text rows."""
+        self._put_rows("nodes", space, rows)
         self.index_texts(space, ((r["id"], r["kind"], r["text"], r.get("speaker")) for r in rows))
 
     def put_edge_rows(self, space: str, rows: Iterable[dict[str, Any]]) -> int:
         """Insert edges with their creation times, ignoring ones already there; return how
         many were new."""
         before = self.conn.total_changes
-        self.conn.executemany(
-            _INSERT_EDGE,
-            [
-                (space, r["src"], r["dst"], r["type"], r["weight"],
-                 json.dumps(r.get("props") or {}, ensure_ascii=False), r["created_at"])
-                for r in rows
-            ],
-        )  # fmt: skip
+        self._put_rows("edges", space, list(rows), "IGNORE")
         return self.conn.total_changes - before
+
+    def _put_rows(
+        self, table: str, space: str, rows: Sequence[dict[str, Any]], conflict: str = ""
+    ) -> None:
+        """Insert rows into every exported column of `table` (props as JSON text)."""
+        columns = self.exported_columns(table)
+        self.conn.executemany(
+            sql.insert(table, ["space", *columns], conflict),
+            [[space, *(_cell(name, row.get(name)) for name in columns)] for row in rows],
+        )
 
     def put_source_row(self, space: str, row: dict[str, Any]) -> int:
         """Insert a source row as given (its time of ingest kept); return its new id."""
@@ -111,3 +110,10 @@ class Transfer(Nodes, Edges):
         fields = ("path", "sha256", "format", "episodes", "ingested_at")
         sources.insert({"space": space, **{k: row[k] for k in fields}})
         return int(sources.last_rowid or 0)
+
+
+def _cell(column: str, value: Any) -> Any:
+    """A dump value as stored: props (and any other JSON object or list) as JSON text."""
+    if column == "props" and value is None:
+        value = {}
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
