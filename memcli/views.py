@@ -54,8 +54,8 @@ def _page_note(out: Output, page: MemoryPage) -> None:
 def export_summary(out: Output, counts: dict[str, int], path: str | None) -> None:
     """What an export wrote: a record (or line) on stdout with -o, else a line on stderr."""
     line = (
-        f"exported {counts['nodes']:,} memories, {counts['edges']:,} edges and "
-        f"{counts['sources']:,} sources" + (f" to {path}" if path else "")
+        f"exported {_n(counts['nodes'], 'memory', 'memories')}, {_n(counts['edges'], 'edge')} "
+        f"and {_n(counts['sources'], 'source')}" + (f" to {path}" if path else "")
     )
     if path is None:
         out.info(line)  # stdout carries the dump itself
@@ -65,6 +65,11 @@ def export_summary(out: Output, counts: dict[str, int], path: str | None) -> Non
         out.text(line)
 
 
+def _n(count: int, word: str, plural: str | None = None) -> str:
+    """`1 edge`, `2 edges`."""
+    return f"{count:,} {word if count == 1 else plural or word + 's'}"
+
+
 def import_report(out: Output, report: ImportReport) -> None:
     """One summary line (or one JSON object) for an import."""
     if out.json:
@@ -72,8 +77,8 @@ def import_report(out: Output, report: ImportReport) -> None:
         return
     verb = "would add" if report.dry_run else "added"
     kinds = ", ".join(f"{n:,} {kind}" for kind, n in sorted(report.new.items()))
-    line = f"{verb} {report.total:,} memories" + (f" ({kinds})" if kinds else "")
-    line += f", {report.edges:,} edges, {report.sources:,} sources"
+    line = f"{verb} {_n(report.total, 'memory', 'memories')}" + (f" ({kinds})" if kinds else "")
+    line += f", {_n(report.edges, 'edge')}, {_n(report.sources, 'source')}"
     if report.existing:
         line += f"; {sum(report.existing.values()):,} already stored"
     if report.left_out:
