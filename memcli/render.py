@@ -69,17 +69,6 @@ def answer(out: Output, result: Answer, one_line: bool = False) -> None:
         out.text(text)
 
 
-def config(out: Output, values: dict[str, Any], source: str | None) -> None:
-    """The effective configuration as YAML (or JSON)."""
-    if out.json:
-        out.record({"source_file": source, **values})
-        return
-    import yaml
-
-    out.info(f"# from {source}" if source else "# no config file found: defaults and environment")
-    out.text(yaml.safe_dump(values, sort_keys=False, allow_unicode=True))
-
-
 def record_or_line(out: Output, result: dict[str, Any], verb: str) -> None:
     """A small result dict as JSON, or as `verb: key=value ...` (a report of what was
     done: nothing under -q)."""

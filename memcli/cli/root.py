@@ -127,7 +127,7 @@ def _quiet_when_stdout_gone() -> Iterator[None]:
 app = typer.Typer(
     name="memcli",
     cls=MemcliGroup,
-    add_completion=False,
+    add_completion=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
     help="Long-term memory for AI agents, in one SQLite file.\n\n"

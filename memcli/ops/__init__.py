@@ -165,6 +165,18 @@ class Memory:
 
         return list_memories(self, query)
 
+    def export_space(self, out: Any, **kwargs: Any) -> dict[str, int]:
+        """Write the space as a JSON Lines dump; see memcli.ops.transfer."""
+        from memcli.ops.transfer import export_space
+
+        return export_space(self, out, **kwargs)
+
+    def import_dump(self, path: str, **kwargs: Any) -> Any:
+        """Add the memories of a dump to the space; see memcli.ops.transfer."""
+        from memcli.ops.transfer import import_dump
+
+        return import_dump(self, path, **kwargs)
+
     def prune(self, selection: Any, **kwargs: Any) -> Any:
         """Forget the selected memories and what was derived only from them; see
         memcli.ops.prune."""

@@ -109,6 +109,14 @@ def read_source(path: str, fmt: str | None = None, stdin: BinaryIO | None = None
     return Source(name, hashlib.sha256(raw).hexdigest(), fmt, records)
 
 
+def read_text(path: str, stdin: BinaryIO | None = None) -> tuple[str, str]:
+    """(name, text) of one input (`-` = stdin) read as `ingest` reads it: gzip-compressed
+    or not, UTF-8 with or without a BOM; raises for unreadable or undecodable input."""
+    name = STDIN_NAME if path == "-" else path
+    raw = (stdin or sys.stdin.buffer).read() if path == "-" else _read_bytes(path)
+    return name, _decode(_gunzipped(raw, name), name, path)
+
+
 def _read_bytes(path: str) -> bytes:
     """The file's bytes, with OS failures turned into memcli errors that say what went wrong."""
     file = Path(path)

@@ -7,6 +7,7 @@
     Nodes       nodes, sources and their links; keeps both search tables in step
     Pruning     forgetting: selection, cascade, removal                 (prune.py)
     Listing     filtered, paged browsing for `memcli list`              (listing.py)
+    Transfer    whole-space reads and id-keeping writes: export/import  (transfer.py)
     Edges, Work, Stats   edges; cache, runs, marks, locks; counts
 """
 
@@ -22,12 +23,13 @@ from memcli.store.listing import Listing
 from memcli.store.migrations import migrate, pending_migrations
 from memcli.store.prune import Pruning
 from memcli.store.stats import Stats
+from memcli.store.transfer import Transfer
 from memcli.store.work import CONSOLIDATION_LOCK, Work
 
 __all__ = ["CONSOLIDATION_LOCK", "Store", "open_store"]
 
 
-class Store(Pruning, Listing, Edges, Work, Stats):
+class Store(Pruning, Listing, Transfer, Edges, Work, Stats):
     """A migrated connection to one memcli database file."""
 
 
