@@ -110,6 +110,23 @@ def test_a_read_only_file_in_a_writable_directory(
 
 
 @needs_mount
+def test_an_answer_from_the_model_needs_no_write(
+    chat_store: Path, fake_server: FakeModelServer
+) -> None:
+    """`ask` with a model caches its reply where it can; on a read-only store it answers
+    uncached."""
+    fake_server.responder = lambda body: json.dumps({"answer": "Pottery.", "citations": []})
+    cfg = config_file(chat_store, fake_server)
+    before = _digest(chat_store / "memory.db")
+    for _ in range(2):
+        asked = _run_ro(chat_store, cfg, "--json", "ask", "what class did Ana take?")
+        assert asked.returncode == 0, asked.stderr
+        assert json.loads(asked.stdout)["answer"]
+    assert len(fake_server.requests_to("/api/chat")) == 2  # nothing was cached
+    assert _digest(chat_store / "memory.db") == before
+
+
+@needs_mount
 def test_a_read_only_store_that_needs_an_upgrade_says_so(
     chat_store: Path, fake_server: FakeModelServer
 ) -> None:
