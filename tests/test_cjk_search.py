@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memcli.store import open_store
 from memcli.store.fts import fts_query, indexed_text
 from tests.cli_runner import Memcli
 from tests.reliability import write_config
@@ -67,3 +68,16 @@ def test_cjk_query_terms_are_character_pairs() -> None:
     assert fts_query("陶艺课") == '"陶 艺" OR "艺 课"'
     assert fts_query("iPhone手机") == '"iphone" OR "手 机"'
     assert indexed_text("上陶艺课.") == " 上  陶  艺  课 ."
+
+
+def test_reindex_splits_cjk_rows_indexed_before(cli: Memcli) -> None:
+    assert cli.db is not None
+    with open_store(cli.db) as store, store.transaction():
+        [(table,)] = store.conn.execute("SELECT 'fts_' || id FROM fts_spaces").fetchall()
+        store.conn.execute(  # the row as an older memcli indexed it: one long token
+            f"UPDATE {table} SET text = ? WHERE rowid = 1", [TURNS[0][1]]
+        )
+    assert TURNS[0][1] not in _found(cli, "陶艺课")
+    [report] = cli.json("reindex")
+    assert report["text_rows"] == 4  # the CJK turns; the English one is left alone
+    assert _found(cli, "陶艺课")[0] == TURNS[0][1]

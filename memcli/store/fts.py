@@ -71,6 +71,18 @@ class FullText(StoreBase):
         """Write (or rewrite) a node's full-text row. Call inside a transaction."""
         self.index_texts(space, [(node_id, kind, text, speaker)])
 
+    def index_cjk_again(self, rows: Iterable[tuple[int, str, str, str, str | None]]) -> int:
+        """Rewrite the full-text rows of the nodes, of (id, space, kind, text, speaker), whose
+        text holds CJK characters: a store indexed before they were split finds them then.
+        Call inside a transaction; returns how many rows were rewritten."""
+        by_space: dict[str, list[tuple[int, str, str, str | None]]] = {}
+        for node_id, space, kind, text, speaker in rows:
+            if _CJK_CHAR.search(text):
+                by_space.setdefault(space, []).append((node_id, kind, text, speaker))
+        for space, items in by_space.items():
+            self.index_texts(space, items)
+        return sum(map(len, by_space.values()))
+
     def unindex_text(self, rows: Iterable[tuple[int, str]]) -> None:
         """Remove the full-text rows of (node id, space) pairs. Call inside a transaction."""
         by_space: dict[str, list[int]] = {}
