@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from tests.cli_runner import clean_env, run_process
+import shlex
+import subprocess
+import sys
+
+from tests.cli_runner import REPO, clean_env, run_process
 
 
 def complete(words: str) -> list[str]:
@@ -17,8 +21,12 @@ def complete(words: str) -> list[str]:
     return result.stdout.split()
 
 
-def test_show_completion_prints_a_bash_script() -> None:
-    result = run_process("--show-completion", "bash")
+def test_show_completion_prints_the_script_for_the_calling_shell() -> None:
+    # Typer detects the shell from the parent process: run memcli from a bash.
+    command = f"{shlex.quote(sys.executable)} -m memcli --show-completion; exit $?"
+    result = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, env=clean_env(), cwd=REPO
+    )
     assert result.returncode == 0, result.stderr
     assert "_memcli_completion" in result.stdout and "complete " in result.stdout
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,3 +53,18 @@ def test_every_command_the_readme_lists_exists() -> None:
     assert {"list", "export", "config"} <= listed
     helps = Memcli()("--help").stdout
     assert all(f" {name} " in helps for name in listed), listed
+
+
+def test_the_agent_recipe_runs(
+    tmp_path: Path, fake_server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    block = re.search(r"```python\n(.*?)```", section("Recipes: cron and agents"), re.S)
+    assert block is not None
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("MEMCLI_CONFIG", str(config_file(tmp_path, fake_server, llm=False)))
+    monkeypatch.setenv("MEMCLI_DB", str(tmp_path / "agent.db"))
+    recipe: dict[str, Any] = {}
+    exec(block.group(1), recipe)
+    turn = {"role": "user", "content": "The spare key is under the blue flowerpot."}
+    recipe["remember"]("c1", [{**turn, "timestamp": "2024-03-02T09:14:00"}])
+    assert "[ep1] user: The spare key is under the blue flowerpot." in recipe["recall"]("key")

@@ -8,6 +8,7 @@ import typer
 
 from memcli import views
 from memcli.cli.common import State, memory, with_state
+from memcli.cli.helptext import paragraphs
 from memcli.cli.root import app
 
 Kinds = Annotated[
@@ -18,7 +19,7 @@ Kinds = Annotated[
 ]
 Sessions = Annotated[
     list[str] | None,
-    typer.Option("--session", help="A session id, or a glob such as 'conv-26:*'. Repeatable."),
+    typer.Option("--session", help="A session id, or a glob such as 'work-*'. Repeatable."),
 ]
 Sources = Annotated[
     list[str] | None,
@@ -47,7 +48,7 @@ place in the whole result goes to stderr.
 
   memcli list --kind fact --grep lisbon
 
-  memcli list --session 'conv-26:*' --since 2023-05-01 --until 2023-06-01
+  memcli list --session 'work-*' --since 2023-05-01 --until 2023-06-01
 
   memcli list --source chat.jsonl --page 2
 
@@ -55,7 +56,7 @@ place in the whole result goes to stderr.
 """
 
 
-@app.command("list", help=HELP)
+@app.command("list", help=paragraphs(HELP))
 @with_state("db", "space", "json_mode")
 def list_memories(
     state: State, kind: Kinds = None, session: Sessions = None, source: Sources = None,

@@ -13,6 +13,7 @@ import typer
 
 from memcli import views
 from memcli.cli.common import State, memory, with_state
+from memcli.cli.helptext import paragraphs
 from memcli.cli.root import app
 
 if TYPE_CHECKING:
@@ -67,11 +68,13 @@ the same turns itself, the file's graph is refused (use --episodes-only, then co
 
   memcli import --dry-run backup.jsonl
 
-  memcli --space laptop import --episodes-only laptop.jsonl && memcli --space laptop consolidate
+  memcli --space laptop import --episodes-only laptop.jsonl
+
+  memcli --space laptop consolidate
 """
 
 
-@app.command("export", help=EXPORT_HELP)
+@app.command("export", help=paragraphs(EXPORT_HELP))
 @with_state("db", "space", "json_mode")
 def export(state: State, output: Output = None, vectors: Vectors = False) -> None:
     """`memcli export` (help in EXPORT_HELP)."""
@@ -85,7 +88,7 @@ def export(state: State, output: Output = None, vectors: Vectors = False) -> Non
     views.export_summary(state.out, counts, str(output) if output else None)
 
 
-@app.command("import", help=IMPORT_HELP)
+@app.command("import", help=paragraphs(IMPORT_HELP))
 @with_state("db", "space", "json_mode")
 def import_(
     state: State, file: DumpFile, episodes_only: EpisodesOnly = False, dry_run: DryRun = False

@@ -227,6 +227,28 @@ def _write_plan(
     return edges, sum(1 for t in plan.sources.values() if t is None)
 
 
+def _store_plan(
+    mem: Memory,
+    dump: fmt.Dump,
+    plan: Plan,
+    rows: list[dict[str, Any]],
+    report: ImportReport,
+    progress: Progress,
+) -> None:
+    """Embed what needs it, then write the plan in one transaction, unless another writer
+    changed the space since the plan was made."""
+    store, space = mem.store, mem.space
+    before = (store.max_node_id(), store.count_space_nodes(space))
+    vectors, report.embedded, report.vectors_from_file = _vectors(mem, dump, rows, progress)
+    with store.transaction():
+        if (store.max_node_id(), store.count_space_nodes(space)) != before:
+            raise DatabaseError(
+                "the store changed while the import was being prepared; nothing was written",
+                fix="run the import again",
+            )
+        report.edges, report.sources = _write_plan(mem, dump, plan, rows, vectors)
+
+
 def _check_columns(store: Store, dump: fmt.Dump) -> None:
     """Refuse a dump whose nodes or edges carry attributes this store has no column for
     (written by a newer memcli): importing it would drop them."""
@@ -273,14 +295,6 @@ def import_dump(
         report.edges = sum(1 for e in planned if e["src"] in fresh or e["dst"] in fresh)
         report.sources = sum(1 for t in plan.sources.values() if t is None)
     else:
-        before = (store.max_node_id(), store.count_space_nodes(space))
-        vectors, report.embedded, report.vectors_from_file = _vectors(mem, dump, rows, progress)
-        with store.transaction():
-            if (store.max_node_id(), store.count_space_nodes(space)) != before:
-                raise DatabaseError(
-                    "the store changed while the import was being prepared; nothing was written",
-                    fix="run the import again",
-                )
-            report.edges, report.sources = _write_plan(mem, dump, plan, rows, vectors)
+        _store_plan(mem, dump, plan, rows, report, progress)
     report.seconds = time.perf_counter() - started
     return report

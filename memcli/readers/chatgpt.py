@@ -48,13 +48,11 @@ def sniff(text: str, data: Any) -> bool:
 def _conversation(conv: dict[str, Any], line: int) -> Iterator[Episode | BadRecord]:
     conv_id = exports.text_field(conv, "conversation_id") or exports.text_field(conv, "id")
     title = exports.text_field(conv, "title")
-    where = f"conversation {title or conv_id or '(untitled)'!r}"
+    where, session, props = exports.framing(title, conv_id, line)
     mapping = conv.get("mapping")
     if not isinstance(mapping, dict):
         yield BadRecord(line, f"{where}: 'mapping' must be an object, not {json_type(mapping)}")
         return
-    session = exports.session_name(title, conv_id, line)
-    props = {k: v for k, v in (("conversation_id", conv_id), ("title", title)) if v}
     for node_id in _current_branch(mapping, conv.get("current_node")):
         message = mapping[node_id].get("message")
         if isinstance(message, dict) and _spoken(message):

@@ -41,13 +41,11 @@ def sniff(text: str, data: Any) -> bool:
 def _conversation(conv: dict[str, Any], line: int) -> Iterator[Episode | BadRecord]:
     conv_id = exports.text_field(conv, "uuid")
     title = exports.text_field(conv, "name")
-    where = f"conversation {title or conv_id or '(untitled)'!r}"
+    where, session, props = exports.framing(title, conv_id, line)
     messages = conv.get("chat_messages")
     if not isinstance(messages, list):
         yield BadRecord(line, f"{where}: 'chat_messages' must be a list, not {json_type(messages)}")
         return
-    session = exports.session_name(title, conv_id, line)
-    props = {k: v for k, v in (("conversation_id", conv_id), ("title", title)) if v}
     for number, message in enumerate(_current_branch(conv, messages)):
         if not isinstance(message, dict):
             reason = f"{where}: message {number + 1} is {json_type(message)}, not an object"

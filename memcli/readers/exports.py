@@ -75,6 +75,16 @@ def session_name(title: str | None, conversation_id: str | None, fallback: int) 
     return f"{shown} [{tag}]"
 
 
+def framing(
+    title: str | None, conversation_id: str | None, line: int
+) -> tuple[str, str, dict[str, str]]:
+    """What every message of a conversation shares: how errors name the conversation, its
+    session name, and the props its episodes carry."""
+    where = f"conversation {title or conversation_id or '(untitled)'!r}"
+    props = {k: v for k, v in (("conversation_id", conversation_id), ("title", title)) if v}
+    return where, session_name(title, conversation_id, line), props
+
+
 def branch(parents: Mapping[str, str | None], leaf: str) -> list[str]:
     """The ids from the root down to `leaf`, following parent links (cycle-safe)."""
     path: list[str] = []
