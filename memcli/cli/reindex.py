@@ -21,8 +21,7 @@ AnySpace = Annotated[
 def reindex(state: State, space: AnySpace = None) -> None:
     """Re-embed every node with the configured embedding model (after changing models).
 
-    It also rewrites the full-text rows of Chinese, Japanese and Korean text, so a store
-    made by a memcli that did not split such text finds it by full text.
+    It also re-splits Chinese, Japanese and Korean text that an older memcli indexed.
 
     [b]Examples[/b]
 
