@@ -20,6 +20,11 @@ def _table(title: str, columns: tuple[str, ...], left: int = 1, **options: Any) 
     return table
 
 
+def noun(n: int, word: str) -> str:
+    """`word` for one, `word`s for any other count."""
+    return word if n == 1 else f"{word}s"
+
+
 def ingest(out: Output, report: IngestReport) -> None:
     """One summary line (or one JSON object) for an ingest run; nothing under -q."""
     if out.json:
@@ -28,14 +33,14 @@ def ingest(out: Output, report: IngestReport) -> None:
     if out.quiet:
         return
     files = len(report.files)
-    line = f"{report.new} new episodes"
+    line = f"{report.new} new {noun(report.new, 'episode')}"
     if report.new:
-        line += f" in {report.sessions} session{'s' if report.sessions != 1 else ''}"
+        line += f" in {report.sessions} {noun(report.sessions, 'session')}"
     if report.skipped:
         line += f", {report.skipped} already stored"
     if report.invalid:
         line += f", {report.invalid} invalid records skipped"
-    line += f" ({files} file{'s' if files != 1 else ''}, {report.seconds:.1f} s)"
+    line += f" ({files} {noun(files, 'file')}, {report.seconds:.1f} s)"
     out.text(line)
 
 
@@ -70,7 +75,8 @@ def record_or_line(out: Output, result: dict[str, Any], verb: str) -> None:
     if out.json:
         out.record(result)
     elif not out.quiet:
-        out.text(f"{verb}: " + ", ".join(f"{k} {v}" for k, v in result.items()))
+        shown = ", ".join(f"{k} {v}" for k, v in result.items() if v is not None)
+        out.text(f"{verb}: {shown}")
 
 
 def counts_table(title: str, counts: dict[str, int], key: str) -> Table:
@@ -156,7 +162,9 @@ def node(out: Output, view: dict[str, Any]) -> None:
     out.table(table)
     prov = view["provenance"]
     if prov["episodes"]:
-        out.text("derived from episodes: " + ", ".join(prov["episodes"]))
+        pairs = zip(prov["episodes"], prov["refs"], strict=True)
+        named = [f"{i} ({r})" if r else i for i, r in pairs]
+        out.text("derived from episodes: " + ", ".join(named))
     if prov["files"]:
         out.text("ingested from: " + ", ".join(prov["files"]))
 
@@ -258,13 +266,14 @@ def prune(out: Output, report: PruneReport) -> None:
     if out.quiet and not report.dry_run:
         return
     verb = "would remove" if report.dry_run else "removed"
-    lines = [f"{verb} {report.total:,} nodes and {report.edges:,} edges"]
+    total, edges = report.total, report.edges
+    lines = [f"{verb} {total:,} {noun(total, 'node')} and {edges:,} {noun(edges, 'edge')}"]
     lines += [f"  {kind:<11} {n:>7,}" for kind, n in report.removed.items()]
     if report.sources:
         lines.append("source files: " + ", ".join(report.sources))
     if report.kept_shared:
         n = report.kept_shared
-        lines.append(f"kept {n:,} episode{'s' if n != 1 else ''} that another source also holds")
+        lines.append(f"kept {n:,} {noun(n, 'episode')} that another source also holds")
     if report.cache_entries:
         lines.append(f"{report.cache_entries:,} cached model replies dropped")
     if report.examples:
@@ -305,8 +314,9 @@ def consolidate(out: Output, report: Any) -> None:
     t = report.totals()
     out.info(
         f"{t['prompt_tokens']:,} prompt + {t['completion_tokens']:,} completion tokens, "
-        f"{t['llm_calls']} model calls, {t['cache_hits']} answered from the cache, "
-        f"{t['failures']} failures ({report.seconds:.1f} s)"
+        f"{t['llm_calls']} model {noun(t['llm_calls'], 'call')}, {t['cache_hits']} answered "
+        f"from the cache, {t['failures']} {noun(t['failures'], 'failure')} "
+        f"({report.seconds:.1f} s)"
     )
 
 

@@ -20,7 +20,9 @@ _NAME_WORD = re.compile(r"[A-Za-z][\w'-]*")
 _LETTERS = re.compile(r"[A-Za-z]+")
 _PUNCTUATION = re.compile(r"[^\w\s]|_", re.UNICODE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_USERINFO = re.compile(r"(//)[^/@\s]+@")
+# user[:password]@ right after a URL's scheme, before its host: not an '@' in a path, query
+# or fragment, nor a '//' in ordinary prose.
+_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s]+@")
 
 # Words that carry no topic; dropped from full-text queries so BM25 ranks on content.
 # ("may" is not among them: it is also a month.)
@@ -109,3 +111,11 @@ def truncate(text: str, limit: int) -> str:
 def hide_userinfo(url: str) -> str:
     """The URL with any user:password@ part masked, fit for a message or a listing."""
     return _USERINFO.sub(r"\1***@", url)
+
+
+def hide_secret(text: str, secret: str) -> str:
+    """The text with each whole occurrence of `secret` masked: not where it is only part of
+    a longer word (a short key must not garble ordinary words)."""
+    if not secret:
+        return text
+    return re.sub(rf"(?<![\w-]){re.escape(secret)}(?![\w-])", "***", text)

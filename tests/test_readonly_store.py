@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from memcli.store.migrations import MIGRATIONS
 from tests.cli_runner import REPO, clean_env
 from tests.consolidate_helpers import config_file
 from tests.fakeserver import FakeModelServer
@@ -105,6 +107,38 @@ def test_a_read_only_file_in_a_writable_directory(
     _reads_work(db, cfg)
     _writes_fail(db, cfg, REPO / "examples" / "chat.jsonl")
     assert _digest(db) == before
+
+
+@needs_mount
+def test_an_answer_from_the_model_needs_no_write(
+    chat_store: Path, fake_server: FakeModelServer
+) -> None:
+    """`ask` with a model caches its reply where it can; on a read-only store it answers
+    uncached."""
+    fake_server.responder = lambda body: json.dumps({"answer": "Pottery.", "citations": []})
+    cfg = config_file(chat_store, fake_server)
+    before = _digest(chat_store / "memory.db")
+    for _ in range(2):
+        asked = _run_ro(chat_store, cfg, "--json", "ask", "what class did Ana take?")
+        assert asked.returncode == 0, asked.stderr
+        assert json.loads(asked.stdout)["answer"]
+    assert len(fake_server.requests_to("/api/chat")) == 2  # nothing was cached
+    assert _digest(chat_store / "memory.db") == before
+
+
+@needs_mount
+def test_a_read_only_store_that_needs_an_upgrade_says_so(
+    chat_store: Path, fake_server: FakeModelServer
+) -> None:
+    cfg = config_file(chat_store, fake_server)
+    db = chat_store / "memory.db"
+    conn = sqlite3.connect(db)
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")  # as an older memcli left it
+    conn.close()
+    result = _run_ro(chat_store, cfg, "inspect")
+    assert result.returncode == 7, result.stderr
+    assert "needs a schema upgrade that writes it" in result.stderr
+    assert "fix: run memcli on it once with write access" in result.stderr
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes through file modes")

@@ -18,7 +18,10 @@ NodeId = Annotated[str, typer.Argument(help="A node id such as ep12 or fa3.")]
 GraphFormat = Annotated[
     str | None,
     typer.Option(
-        "--format", help="graphml (Gephi; the default), json or dot (Graphviz).", show_default=False
+        "--format",
+        help="graphml (Gephi; the default), json or dot (Graphviz); with -o and no "
+        "--format, the file's suffix chooses.",
+        show_default=False,
     ),
 ]
 OutputPath = Annotated[
@@ -92,10 +95,10 @@ def inspect_graph(state: State, fmt: GraphFormat = None, output: OutputPath = No
 
       memcli inspect graph --format dot | dot -Tsvg > memory.svg
 
-      memcli inspect graph --format json -o graph.json
+      memcli inspect graph -o graph.json    # the format follows the suffix
     """
     from memcli.ops.graph_export import choose_format
 
-    chosen = choose_format(fmt, state.json)
+    chosen = choose_format(fmt, state.json, output)
     with memory(state) as mem:
         render.export(state.out, mem.export_graph(chosen, compact=state.json), output)

@@ -21,6 +21,8 @@ AnySpace = Annotated[
 def reindex(state: State, space: AnySpace = None) -> None:
     """Re-embed every node with the configured embedding model (after changing models).
 
+    It also re-splits Chinese, Japanese and Korean text that an older memcli indexed.
+
     [b]Examples[/b]
 
       memcli --config new-embedding-model.yaml reindex

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -59,6 +60,28 @@ def _stdout_gone(code: int) -> int:
     return code
 
 
+def _item_type(label: str) -> str:
+    return re.sub(r"^<list\[(.*)\]>$", r"<\1>", label).replace("<Path>", "<path>")
+
+
+def tidy_metavars(command: Any) -> None:
+    """Help shows no value for a flag or a counter (typer writes `<bool>`, `<int>`), and the
+    item type for a repeatable option (`<str>...`, not `<list[str]>`); recursively."""
+    help_option = command.get_help_option(typer.Context(command))
+    for param in [*getattr(command, "params", ()), help_option]:
+        if param is None or param.metavar is not None or not hasattr(param, "display_type"):
+            continue
+        if getattr(param, "is_flag", False) or getattr(param, "count", False):
+            param.metavar = ""
+        elif getattr(param, "multiple", False):
+            param.metavar = _item_type(param.display_type(None)) + "..."
+        elif param.nargs != 1:  # an argument taking several values: its name ends in "..."
+            item = _item_type(param.display_type(None))
+            param.display_type_rich = lambda ctx, item=item: item
+    for sub in getattr(command, "commands", {}).values():
+        tidy_metavars(sub)
+
+
 class MemcliGroup(TyperGroup):
     """The root command: parser errors leave like every other error, one message and exit 2."""
 
@@ -67,6 +90,7 @@ class MemcliGroup(TyperGroup):
         **kwargs: Any,
     ) -> Any:  # fmt: skip
         argv = list(args) if args is not None else sys.argv[1:]
+        tidy_metavars(self)
         try:
             code = super().main(argv, *rest, standalone_mode=False, **kwargs)
         except (typer.TyperException, MemcliError, typer.Abort) as exc:

@@ -258,10 +258,12 @@ def _stream(
     httpx: Any, url: str, out: Any, size: int, timeout: float, progress: Progress, label: str
 ) -> tuple[str, int]:
     """Copy the response body to `out`, returning its SHA-256 and length."""
+    from memcli.llm.retry import timeouts
+
     digest, got = hashlib.sha256(), 0
     progress.start(f"downloading {label}", size)
     try:
-        with httpx.stream("GET", url, follow_redirects=True, timeout=timeout) as response:
+        with httpx.stream("GET", url, follow_redirects=True, timeout=timeouts(timeout)) as response:
             response.raise_for_status()
             for chunk in response.iter_bytes(1 << 16):
                 out.write(chunk)

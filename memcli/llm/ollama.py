@@ -9,7 +9,7 @@ import ollama
 import pydantic
 
 from memcli.config import EmbeddingConfig, LLMConfig
-from memcli.llm import BaseChat, ChatReply
+from memcli.llm import BaseChat, ChatReply, retry
 from memcli.llm.embedder import RemoteEmbedder
 from memcli.llm.retry import Backoff, BadReply, BadStatus, Endpoint, Retries, checked_vectors
 
@@ -32,7 +32,7 @@ class _Connection:
 
     def __init__(self, cfg: EmbeddingConfig | LLMConfig, backoff: Backoff | None) -> None:
         address = cfg.url or DEFAULT_URL
-        self.client = ollama.Client(host=address, timeout=cfg.timeout)
+        self.client = ollama.Client(host=address, timeout=retry.timeouts(cfg.timeout))
         endpoint = _endpoint(address, cfg.model, cfg.timeout)
         self.retries = Retries(endpoint, cfg.max_retries, backoff or Backoff())
 

@@ -21,7 +21,9 @@ from memcli.llm.retry import (
     Retries,
     checked_vectors,
     parse_retry_after,
+    timeouts,
 )
+from memcli.text import hide_secret
 
 T = TypeVar("T")
 
@@ -65,7 +67,7 @@ class _Connection:
         key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
         # The key lives only in the client's headers: never on this object, never in a message.
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self.http = httpx.Client(base_url=url, timeout=cfg.timeout, headers=headers)
+        self.http = httpx.Client(base_url=url, timeout=timeouts(cfg.timeout), headers=headers)
         state = "set" if key else "not set"
         endpoint = Endpoint(
             name=NAME,
@@ -82,7 +84,7 @@ class _Connection:
     def _scrub(self, text: str) -> str:
         # Some servers echo the key they were sent in their error text.
         key = self.http.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        return text.replace(key, "***") if key else text
+        return hide_secret(text, key)
 
     def post(
         self,

@@ -28,6 +28,18 @@ T = TypeVar("T")
 
 _ERRNO_PREFIX = re.compile(r"^\[Errno -?\d+\]\s*")
 
+# Making a connection is quick or hopeless: a server that refuses it, or a host that does not
+# answer, gets one more try after a short pause, while `timeout` (how long a reply may take)
+# and the backoff stay for servers that were reached.
+CONNECT_TIMEOUT_S = 2.0
+CONNECT_ATTEMPTS = 2
+CONNECT_RETRY_WAIT_S = 0.25
+
+
+def timeouts(read: float) -> httpx.Timeout:
+    """httpx timeouts: `read` for the reply, a short one for making the connection."""
+    return httpx.Timeout(read, connect=min(read, CONNECT_TIMEOUT_S))
+
 
 class BadStatus(Exception):
     """The server answered with an HTTP error status (raised inside an attempt)."""
@@ -50,7 +62,7 @@ class BadReply(Exception):
 class Failure:
     """One failed attempt, reduced to what error messages need (no client objects kept)."""
 
-    kind: str  # transport | timeout | http | reply | request
+    kind: str  # connect | transport | timeout | http | reply | request
     reason: str
     status: int | None = None
     retry_after: float | None = None
@@ -60,7 +72,7 @@ class Failure:
         """True when the same request may well succeed if sent again."""
         if self.kind == "http":
             return self.status is not None and (self.status == 429 or self.status >= 500)
-        return self.kind in ("transport", "timeout", "reply")
+        return self.kind in ("connect", "transport", "timeout", "reply")
 
 
 @dataclass(frozen=True)
@@ -144,7 +156,7 @@ class Endpoint:
     def error(self, failure: Failure, attempts: int) -> ProviderUnreachable:
         """The memcli error for a failure that will not be retried any more."""
         url = hide_userinfo(self.url)
-        if failure.kind in ("transport", "timeout", "request"):
+        if failure.kind in ("connect", "transport", "timeout", "request"):
             message = f"cannot reach {self.name} at {url}: {failure.reason}"
         elif failure.kind == "reply":
             message = f"{self.name} at {url} sent an unreadable reply: {failure.reason}"
@@ -155,11 +167,16 @@ class Endpoint:
         return ProviderUnreachable(message, fix=self._fix(failure))
 
 
-def _network_reason(exc: BaseException) -> str:
+def _unwrapped(exc: BaseException) -> BaseException:
     # The ollama client replaces httpx.ConnectError by a bare ConnectionError with a generic
     # text; the original, with the real reason, is still attached as its context.
     if not isinstance(exc, httpx.HTTPError) and isinstance(exc.__context__, httpx.HTTPError):
-        exc = exc.__context__
+        return exc.__context__
+    return exc
+
+
+def _network_reason(exc: BaseException) -> str:
+    exc = _unwrapped(exc)
     text = _ERRNO_PREFIX.sub("", str(exc)).strip().rstrip(".") or type(exc).__name__
     return text[:1].lower() + text[1:]
 
@@ -170,6 +187,10 @@ def describe(exc: BaseException, timeout: float) -> Failure:
         return Failure("http", exc.message or "(no message)", exc.status, exc.retry_after)
     if isinstance(exc, BadReply):
         return Failure("reply", str(exc))
+    if isinstance(_unwrapped(exc), httpx.ConnectTimeout):
+        return Failure("connect", f"no connection within {min(timeout, CONNECT_TIMEOUT_S):g} s")
+    if isinstance(_unwrapped(exc), httpx.ConnectError):
+        return Failure("connect", _network_reason(exc))
     if isinstance(exc, httpx.TimeoutException):
         return Failure("timeout", f"no answer within {timeout:g} s")
     if isinstance(exc, (httpx.NetworkError, httpx.RemoteProtocolError, ConnectionError)):
@@ -190,13 +211,30 @@ class _Failed(Exception):
         self.failure = failure
 
 
+def _failure(state: tenacity.RetryCallState) -> Failure | None:
+    failed = state.outcome.exception() if state.outcome else None
+    return failed.failure if isinstance(failed, _Failed) else None
+
+
 def _retry_wait(backoff: Backoff) -> Callable[[tenacity.RetryCallState], float]:
     def wait(state: tenacity.RetryCallState) -> float:
-        failed = state.outcome.exception() if state.outcome else None
-        retry_after = failed.failure.retry_after if isinstance(failed, _Failed) else None
+        failure = _failure(state)
+        if failure is not None and failure.kind == "connect":
+            return CONNECT_RETRY_WAIT_S
+        retry_after = failure.retry_after if failure is not None else None
         return backoff.delay(state.attempt_number, retry_after)
 
     return wait
+
+
+def _stop(max_retries: int) -> Callable[[tenacity.RetryCallState], bool]:
+    def stop(state: tenacity.RetryCallState) -> bool:
+        failure = _failure(state)
+        if failure is not None and failure.kind == "connect":
+            return state.attempt_number >= min(CONNECT_ATTEMPTS, max_retries + 1)
+        return state.attempt_number >= max_retries + 1
+
+    return stop
 
 
 @dataclass(frozen=True)
@@ -220,7 +258,7 @@ class Retries:
             retry=tenacity.retry_if_exception(
                 lambda exc: isinstance(exc, _Failed) and exc.failure.retryable
             ),
-            stop=tenacity.stop_after_attempt(self.max_retries + 1),
+            stop=_stop(self.max_retries),
             wait=_retry_wait(self.backoff),
             sleep=self.backoff.sleep,
             reraise=True,

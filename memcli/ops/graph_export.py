@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import UsageError
@@ -102,9 +103,31 @@ def _written(
     return write_graph(fmt, space, vertices, pairs, attrs)
 
 
-def choose_format(fmt: str | None, json_mode: bool) -> str:
-    """The export format for `--format` and `--json`: graphml by default, json with --json."""
-    name = fmt.strip().lower() if fmt is not None else ("json" if json_mode else "graphml")
+SUFFIXES = {".graphml": "graphml", ".xml": "graphml", ".json": "json", ".dot": "dot", ".gv": "dot"}
+
+
+def _from_suffix(fmt: str | None, output: Path | None) -> str | None:
+    """The format an output file's suffix names; a suffix that names none, or another
+    format than --format, is a usage error rather than a file of the wrong kind."""
+    suffix = output.suffix.lower() if output is not None else ""
+    if not suffix:
+        return None
+    named = SUFFIXES.get(suffix)
+    choices = "pass --format graphml, json or dot, or name the file .graphml, .json or .dot"
+    if named is None and fmt is None:
+        raise UsageError(f"cannot tell a graph format from the suffix of {output}", fix=choices)
+    if named is not None and fmt is not None and named != fmt.strip().lower():
+        raise UsageError(
+            f"--format {fmt} does not match the suffix of {output} ({named})", fix=choices
+        )
+    return named
+
+
+def choose_format(fmt: str | None, json_mode: bool, output: Path | None = None) -> str:
+    """The export format from `--format`, else the output file's suffix, else `--json`
+    (json) or the default, graphml."""
+    fallback = _from_suffix(fmt, output) or ("json" if json_mode else "graphml")
+    name = fmt.strip().lower() if fmt is not None else fallback
     if name not in FORMATS:
         raise UsageError(f"unknown graph format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if json_mode and name != "json":

@@ -89,6 +89,17 @@ def _neighbours(store: Store, node: Node) -> list[dict[str, Any]]:
     return neighbours
 
 
+def _provenance(store: Store, node: Node) -> dict[str, Any]:
+    """The episodes a derived node came from, by node id (what `inspect node` takes) with
+    their refs from the input beside them, and the files an episode was ingested from."""
+    pairs = store.source_episodes(node.id) if node.kind != "episode" else []
+    return {
+        "episodes": [public for public, _ in pairs],
+        "refs": [ref for _, ref in pairs],
+        "files": store.source_paths(node.id),
+    }
+
+
 def node_view(mem: Memory, public_id: str) -> dict[str, Any]:
     """A node's fields and props, its edges with the node at the other end, and provenance."""
     store = mem.store
@@ -108,8 +119,5 @@ def node_view(mem: Memory, public_id: str) -> dict[str, Any]:
         "created_at": node.created_at,
         "props": node.props,
         "neighbours": _neighbours(store, node),
-        "provenance": {
-            "episodes": store.sources_of([node.id])[node.id] if node.kind != "episode" else [],
-            "files": store.source_paths(node.id),
-        },
+        "provenance": _provenance(store, node),
     }

@@ -1,4 +1,5 @@
-"""`memcli reindex`: re-embed every node with the configured embedder, in place."""
+"""`memcli reindex`: re-embed every node with the configured embedder, in place, and
+rewrite the full-text rows of CJK text."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ if TYPE_CHECKING:
 
 
 def reindex(mem: Memory, progress: Progress | None = None) -> dict[str, Any]:
-    """Embed all nodes of all spaces, then swap the vector table in one transaction."""
+    """Embed all nodes of all spaces, then swap the vector table in one transaction (and
+    re-split the full-text rows of CJK text indexed before memcli split it)."""
     progress = progress or NoProgress()
     started = time.perf_counter()
     store = mem.store
@@ -27,6 +29,7 @@ def reindex(mem: Memory, progress: Progress | None = None) -> dict[str, Any]:
         vectors = embed_all(embedder, texts, progress.advance)
         progress.finish()
     with store.transaction():
+        text_rows = store.index_cjk_again(rows)
         store.drop_vectors()
         dim = len(vectors[0]) if vectors else None
         if dim:
@@ -42,5 +45,6 @@ def reindex(mem: Memory, progress: Progress | None = None) -> dict[str, Any]:
         "embedded": len(vectors),
         "embedding": mem.embedder_identity(),
         "dim": dim,
+        "text_rows": text_rows,
         "seconds": round(time.perf_counter() - started, 3),
     }

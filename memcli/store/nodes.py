@@ -188,6 +188,10 @@ class Nodes(FullText, Vectors):
         """Refs of the episodes each derived node came from, in conversation order."""
         return provenance.source_episode_refs(self.conn, list(node_ids))
 
+    def source_episodes(self, node_id: int) -> list[tuple[str, str | None]]:
+        """(episode id, ref) of the episodes a derived node came from, in conversation order."""
+        return provenance.source_episodes(self.conn, [node_id])[node_id]
+
     def segments_of(self, node_ids: Iterable[int]) -> dict[int, list[int]]:
         """The topic segments each memory rests on (its own, or its source turns')."""
         return provenance.topic_segments(self.conn, list(dict.fromkeys(node_ids)))

@@ -61,7 +61,10 @@ class Work(StoreBase):
         return CachedReply(*row) if row else None
 
     def cache_put(self, key: str, provider: str, model: str, reply: CachedReply) -> None:
-        """Remember a model reply; committed at once so a crash later loses no call."""
+        """Remember a model reply; committed at once so a crash later loses no call. A
+        read-only store (see `open_store`) answers without remembering."""
+        if self.read_only is not None:
+            return
         usage = (reply.prompt_tokens, reply.completion_tokens)
         with self._lock:
             self.conn.execute(
@@ -70,6 +73,8 @@ class Work(StoreBase):
 
     def cache_delete(self, key: str) -> None:
         """Drop one cached reply."""
+        if self.read_only is not None:
+            return
         with self._lock:
             self.conn.execute(sql.CACHE_DELETE, (key,))
 
