@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from memcli.llm.embedder import embed_all
 from memcli.models import embedding_text
@@ -13,7 +13,17 @@ if TYPE_CHECKING:
     from memcli.ops import Memory
 
 
-def reindex(mem: Memory, progress: Progress | None = None) -> dict[str, Any]:
+class ReindexReport(TypedDict):
+    """What `memcli reindex` did."""
+
+    nodes: int
+    embedded: int
+    embedding: str  # provider:model now recorded in the store
+    dim: int | None
+    seconds: float
+
+
+def reindex(mem: Memory, progress: Progress | None = None) -> ReindexReport:
     """Embed all nodes of all spaces, then swap the vector table in one transaction."""
     progress = progress or NoProgress()
     started = time.perf_counter()
