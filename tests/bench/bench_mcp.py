@@ -45,8 +45,23 @@ def percentiles(seconds: list[float]) -> dict[str, float]:
     }
 
 
-async def _recall_times(db: Path, questions: list[str], strategy: str) -> list[float]:
-    """Client-side seconds of one `recall` call per question, through a fresh server."""
+def _server_cpu() -> float:
+    """CPU seconds (user + system) used so far by this process's `memcli mcp` child."""
+    tick = os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and b"mcp" in cmdline:
+            return (int(fields[11]) + int(fields[12])) / tick
+    raise SystemExit("the memcli mcp child process was not found")
+
+
+async def _recall_times(db: Path, questions: list[str], strategy: str) -> tuple[list[float], float]:
+    """Client-side seconds of one `recall` call per question, through a fresh server, and
+    the server's mean CPU seconds per call (less sensitive to other load on the machine)."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
@@ -58,13 +73,15 @@ async def _recall_times(db: Path, questions: list[str], strategy: str) -> list[f
     async with Client(params, read_timeout_seconds=300) as client:
         for question in questions[:WARM_UP]:
             await client.call_tool("recall", {"question": question, "strategy": strategy})
+        cpu = _server_cpu()
         for question in questions:
             started = time.perf_counter()
             result = await client.call_tool("recall", {"question": question, "strategy": strategy})
             times.append(time.perf_counter() - started)
             if result.is_error:
                 raise SystemExit(f"recall failed: {result.content[0].text}")
-    return times
+        cpu = (_server_cpu() - cpu) / len(questions)
+    return times, cpu
 
 
 def _vector_times(cfg: Config, db: Path, questions: list[str], shared: dict) -> dict[str, Any]:
@@ -93,19 +110,23 @@ def bench_mcp(args: argparse.Namespace) -> None:
     questions = dev_questions(Path(args.locomo))
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="bench-mcp-"))
     shared: dict[str, Any] = {}
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"{len(questions)} dev questions, strategy {args.strategy}, stores in {workdir}")
-    print("| store | episodes | all nodes | MCP recall p50 / p95 / mean ms | vector search "
+    print("| store | episodes | all nodes | MCP recall p50 / p95 / mean ms | server CPU ms/call | "
+          "vector search "
           "scan p50 ms | index p50 ms | index load s |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for factor in [int(f) for f in args.factors.split(",")]:
         started = time.perf_counter()
         db, counts = build_scaled(cfg, Path(args.locomo), workdir, factor, shared)
         print(f"{factor}x store ready in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-        recall = percentiles(asyncio.run(_recall_times(db, questions, args.strategy)))
+        times, cpu = asyncio.run(_recall_times(db, questions, args.strategy))
+        recall = percentiles(times)
         vec = _vector_times(cfg, db, questions, shared)
         print(
             f"| {factor}x | {counts.get('episode', 0)} | {sum(counts.values())} | "
-            f"{recall['p50']} / {recall['p95']} / {recall['mean']} | {vec['scan']['p50']} | "
+            f"{recall['p50']} / {recall['p95']} / {recall['mean']} | {1000 * cpu:.1f} | "
+            f"{vec['scan']['p50']} | "
             f"{vec['index']['p50']} | {vec['index_load_s']} |",
             flush=True,
         )
