@@ -29,8 +29,10 @@ if TYPE_CHECKING:
     from memcli.models import AddReport, Answer, Hit, IngestReport, Node, PruneReport
     from memcli.ops import Memory
     from memcli.ops.inspect import NodeView, StoreStats
+    from memcli.ops.listing import ListQuery, MemoryPage
     from memcli.ops.prune import Selection
     from memcli.ops.reindex import ReindexReport
+    from memcli.ops.transfer import ImportReport
 
 # Public name -> the module that defines it.
 _EXPORTS = {
@@ -48,6 +50,9 @@ _EXPORTS = {
     "NodeView": "memcli.ops.inspect",
     "StoreStats": "memcli.ops.inspect",
     "ReindexReport": "memcli.ops.reindex",
+    "ListQuery": "memcli.ops.listing",
+    "MemoryPage": "memcli.ops.listing",
+    "ImportReport": "memcli.ops.transfer",
 }
 
 __all__ = [
@@ -56,9 +61,12 @@ __all__ = [
     "Config",
     "ConsolidateReport",
     "Hit",
+    "ImportReport",
     "IngestReport",
+    "ListQuery",
     "MemcliError",
     "Memory",
+    "MemoryPage",
     "Node",
     "NodeView",
     "PruneReport",

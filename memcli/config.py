@@ -345,17 +345,33 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def layers(
+    config_path: str | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> tuple[Path | None, list[tuple[str, dict[str, Any]]]]:
+    """The config file used, and the settings each source gives, weakest first:
+    ("file", ...), ("env", ...), ("flag", ...); what none gives is a default."""
+    env = os.environ if env is None else env
+    path = find_config_file(config_path, env)
+    flags = {k: v for k, v in (overrides or {}).items() if v is not None}
+    return path, [
+        ("file", read_yaml(path) if path else {}),
+        ("env", _env_layer(env)),
+        ("flag", flags),
+    ]
+
+
 def load_config(
     config_path: str | None = None,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
 ) -> Config:
     """Build the effective settings from defaults, a file, the environment and flags."""
-    env = os.environ if env is None else env
-    path = find_config_file(config_path, env)
-    data = read_yaml(path) if path else {}
-    merged = _merge(data, _env_layer(env))
-    merged = _merge(merged, {k: v for k, v in (overrides or {}).items() if v is not None})
+    path, given = layers(config_path, env, overrides)
+    merged: dict[str, Any] = {}
+    for _, layer in given:
+        merged = _merge(merged, layer)
     cfg = _validate(merged, str(path) if path else "config")
     return dataclasses.replace(cfg, source_file=str(path) if path else None)
 

@@ -20,6 +20,11 @@ class MemcliError(Exception):
         return self.message if not self.fix else f"{self.message}\n  fix: {self.fix}"
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: unwound like Ctrl-C (work in flight rolled back, runs marked
+    interrupted), but reported as terminated."""
+
+
 class UsageError(MemcliError):
     """The command line itself is wrong (conflicting or missing options)."""
 
@@ -81,10 +86,28 @@ class ModelOutputInvalid(MemcliError):
     exit_code = 6
 
 
+class WorkLeftPending(MemcliError):
+    """A consolidation run finished, but failed model calls left work for the next run."""
+
+    exit_code = 8
+
+
 class DatabaseError(MemcliError):
     """The store is locked too long, has a newer schema, or sqlite-vec will not load."""
 
     exit_code = 7
+
+
+class ReadOnlyStore(DatabaseError):
+    """A write to a store this process may only read."""
+
+    def __init__(self, path: object, reason: str) -> None:
+        super().__init__(
+            f"{path} is read-only here ({reason}): memcli can read it but not change it",
+            fix="ask, inspect and list work on it as it is; to write, copy it somewhere "
+            f"writable (cp {path} ~/memory.db) and pass --db the copy, or get write access "
+            "to the file and its directory",
+        )
 
 
 class EmbeddingMismatch(DatabaseError):

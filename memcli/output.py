@@ -70,8 +70,8 @@ class Output:
         self.verbose = verbose
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
-        self.err = Console(file=self.stderr, highlight=False, soft_wrap=True)
-        self.out = Console(file=self.stdout, highlight=False, soft_wrap=True, no_color=json_mode)
+        self.err = _Console(file=self.stderr, highlight=False, soft_wrap=True)
+        self.out = _Console(file=self.stdout, highlight=False, soft_wrap=True, no_color=json_mode)
 
     def record(self, obj: dict[str, Any]) -> None:
         """One JSON object on one line of stdout."""
@@ -91,15 +91,49 @@ class Output:
         if not self.quiet:
             self.err.print(message, markup=False)
 
-    def error(self, message: str) -> None:
-        """`memcli: error: ...` on stderr."""
-        self.err.print(f"memcli: error: {message}", markup=False, style="red")
+    def error(self, message: str, fix: str | None = None, code: int = 1) -> None:
+        """The one report of a failure on stderr: `memcli: error: ...` with its `fix:` line,
+        or under --json one object {"error", "fix", "exit"} that scripts can parse."""
+        if self.json:
+            report = {"error": message, "fix": fix, "exit": code}
+            self.stderr.write(json.dumps(report, ensure_ascii=False) + "\n")
+            self.stderr.flush()
+            return
+        text = message if not fix else f"{message}\n  fix: {fix}"
+        self.err.print(f"memcli: error: {text}", markup=False, style="red")
 
     def progress(self) -> Progress:
         """A progress bar when stderr is a terminal, otherwise silence."""
         if self.quiet or self.json or not self.stderr.isatty():
             return NoProgress()
         return RichProgress(self.err)
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null once its reader has gone (`memcli ... | head`), so that
+    nothing more, not even the interpreter's last flush, fails on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout is not a real file (tests)
+        pass
+
+
+def stdout_is_devnull() -> bool:
+    """Whether stdout is /dev/null (as after `silence_stdout`)."""
+    try:
+        return os.path.samestat(os.fstat(sys.stdout.fileno()), os.stat(os.devnull))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+class _Console(Console):
+    """A rich console that leaves a closed pipe to memcli's one error handler instead of
+    exiting 1 on its own."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
 
 
 def _cannot_write(path: str | os.PathLike[str], exc: OSError) -> NotFound:

@@ -21,9 +21,11 @@ def _table(title: str, columns: tuple[str, ...], left: int = 1, **options: Any) 
 
 
 def ingest(out: Output, report: IngestReport) -> None:
-    """One summary line (or one JSON object) for an ingest run."""
+    """One summary line (or one JSON object) for an ingest run; nothing under -q."""
     if out.json:
         out.record(report.to_dict())
+        return
+    if out.quiet:
         return
     files = len(report.files)
     line = f"{report.new} new episodes"
@@ -71,22 +73,12 @@ def answer(out: Output, result: Answer, one_line: bool = False) -> None:
         out.text(text)
 
 
-def config(out: Output, values: dict[str, Any], source: str | None) -> None:
-    """The effective configuration as YAML (or JSON)."""
-    if out.json:
-        out.record({"source_file": source, **values})
-        return
-    import yaml
-
-    out.info(f"# from {source}" if source else "# no config file found: defaults and environment")
-    out.text(yaml.safe_dump(values, sort_keys=False, allow_unicode=True))
-
-
 def record_or_line(out: Output, result: dict[str, Any], verb: str) -> None:
-    """A small result dict as JSON, or as `verb: key=value ...`."""
+    """A small result dict as JSON, or as `verb: key=value ...` (a report of what was
+    done: nothing under -q)."""
     if out.json:
         out.record(result)
-    else:
+    elif not out.quiet:
         out.text(f"{verb}: " + ", ".join(f"{k} {v}" for k, v in result.items()))
 
 
@@ -267,9 +259,12 @@ def answers_table(results: dict[str, Any]) -> Table:
 
 
 def prune(out: Output, report: PruneReport) -> None:
-    """What a prune removed (or would remove): counts by kind, sources, a few examples."""
+    """What a prune removed (or would remove): counts by kind, sources, a few examples.
+    Under -q only a dry run, whose report is what was asked for, prints."""
     if out.json:
         out.record(report.to_dict())
+        return
+    if out.quiet and not report.dry_run:
         return
     verb = "would remove" if report.dry_run else "removed"
     lines = [f"{verb} {report.total:,} nodes and {report.edges:,} edges"]

@@ -101,6 +101,8 @@ class FakeModelServer:
         self.dim = dim
         self.models = models  # None accepts any model name; a set answers 404 for others
         self.delay = 0.0  # seconds every request waits before it is answered
+        self.hold_after: int | None = None  # requests past this many wait for release()
+        self._released = threading.Event()
         self.api_key: str | None = None  # when set, /v1 requests need "Bearer <key>"
         self.reject_json_schema = False  # answer response_format json_schema with a 400
         self.responder: Responder | None = None
@@ -186,6 +188,23 @@ class FakeModelServer:
         with self._lock:
             self._faults.extend(_Fault("malformed") for _ in range(n))
 
+    def hold(self, after: int) -> None:
+        """Answer `after` more requests, then keep every later one waiting until release():
+        a client caught mid-work, deterministically, however fast it runs."""
+        with self._lock:
+            self._released.clear()
+            self.hold_after = len(self._log) + after
+
+    def release(self) -> None:
+        """Answer the held requests and stop holding."""
+        self.hold_after = None
+        self._released.set()
+
+    def held(self) -> bool:
+        """Whether a request is waiting at the hold now."""
+        with self._lock:
+            return self.hold_after is not None and len(self._log) > self.hold_after
+
     @property
     def requests(self) -> list[LoggedRequest]:
         """Every request so far, oldest first."""
@@ -202,6 +221,15 @@ class FakeModelServer:
         with self._lock:
             self._log.append(request)
             return self._faults.popleft() if self._faults else None
+
+    def _wait_at_hold(self) -> bool:
+        """Wait while this request is past the hold; True when the server is stopping."""
+        with self._lock:
+            number = len(self._log)
+        while self.hold_after is not None and number > self.hold_after:
+            if self._released.wait(0.05) or self._stopping.is_set():
+                break
+        return self._stopping.is_set()
 
     def _chat_text(self, body: dict[str, Any]) -> str:
         with self._lock:
@@ -279,6 +307,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._read_body()
         headers = {k.lower(): v for k, v in self.headers.items()}
         fault = fake._record(LoggedRequest(method, path, body, headers))
+        if fake._wait_at_hold():
+            return
         if fake.delay and fake._stopping.wait(fake.delay):
             return
         if fault is not None:

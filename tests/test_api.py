@@ -19,7 +19,7 @@ from tests.cli_runner import REPO, clean_env
 
 PUBLIC_METHODS = (
     "open", "add", "ingest", "ask", "recall", "consolidate", "prune", "stats", "node_view",
-    "export_graph", "reindex", "warm_up", "close",
+    "export_graph", "reindex", "list_memories", "export_space", "import_dump", "warm_up", "close",
 )  # fmt: skip
 
 
@@ -125,12 +125,13 @@ def test_the_cli_commands_call_the_memory_methods() -> None:
     calls = {
         "add": "mem.add(", "ingest": "mem.ingest(", "ask": "mem.ask(",
         "consolidate": "mem.consolidate(", "prune": "mem.prune(", "inspect": "mem.stats(",
-        "reindex": "mem.reindex(",
+        "reindex": "mem.reindex(", "list": "mem.list_memories(", "transfer": "mem.export_space(",
     }  # fmt: skip
     for command, call in calls.items():
         source = (REPO / "memcli" / "cli" / f"{command}.py").read_text()
         assert call in source, command
     assert "mem.node_view(" in (REPO / "memcli" / "cli" / "inspect.py").read_text()
+    assert "mem.import_dump(" in (REPO / "memcli" / "cli" / "transfer.py").read_text()
 
 
 def readme_api_example() -> str:

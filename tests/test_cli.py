@@ -119,10 +119,10 @@ def test_every_strategy_answers(cli: Memcli) -> None:
         assert "Miso" in out["hits"][0]["text"]
 
 
-def test_unknown_strategy_is_a_config_error(cli: Memcli) -> None:
+def test_unknown_strategy_flag_is_a_usage_error(cli: Memcli) -> None:
     cli.ok("ingest", EXAMPLE)
     result = cli("ask", "--context-only", "--strategy", "hybird", "x")
-    assert result.exit_code == 3
+    assert result.exit_code == 2
     assert "did you mean 'hybrid'" in result.stderr
 
 
@@ -148,11 +148,13 @@ def test_options_after_the_command(cli: Memcli, tmp_path: Path) -> None:
     assert result.exit_code == 0 and json.loads(result.stdout)["new"] == 16
     stats = cli.json("inspect", "--db", str(other), "--space", "work")[0]
     assert stats["nodes"] == {"episode": 16} and stats["spaces"] == ["work"]
-    assert cli.json("inspect", "--db", str(other))[0]["nodes"] == {}
+    missing = cli("inspect", "--db", str(other))  # the default space is not in that file
+    assert missing.exit_code == 4 and "pass --space one of: work" in missing.stderr
 
 
 def test_spaces_are_isolated(cli: Memcli) -> None:
     cli.ok("--space", "alice", "ingest", EXAMPLE)
+    cli.ok("--space", "bob", "ingest", "-", "--format", "transcript", input="Bob: a quiet day\n")
     out = cli.json("--space", "bob", "ask", "--context-only", "hotel")[0]
     assert out["hits"] == []
     assert cli.json("--space", "alice", "ask", "--context-only", "hotel")[0]["hits"]

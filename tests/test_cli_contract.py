@@ -131,7 +131,10 @@ def test_inspect_graph_json_is_one_line(store: Path) -> None:
 
 def test_inspect_graph_json_with_another_format_is_a_usage_error(store: Path) -> None:
     for fmt in ("graphml", "dot"):
-        failed(cli(store)("--json", "inspect", "graph", "--format", fmt), 2, "--json", fmt)
+        result = cli(store)("--json", "inspect", "graph", "--format", fmt)
+        assert result.exit_code == 2 and result.stdout == ""
+        error = json.loads(result.stderr)  # under --json the error is a JSON object too
+        assert "--json" in error["error"] and fmt in error["error"] and error["fix"]
 
 
 # -- 6. empty model names -----------------------------------------------------------------
@@ -188,7 +191,7 @@ def test_a_failed_unit_counts_toward_the_limit(
     memcli = Memcli(config=config_file(tmp_path, fake_server))
     llm.always_bad = {task}
     result = memcli("--json", "consolidate", "--stage", stage, "--limit", limit)
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 8, result.stderr  # the failed unit is left pending
     report = json.loads(result.stdout)["stages"][stage]
     assert report["failures"] == 1 and report["pending"] > 1
     assert llm.calls[task] == 3  # one unit: the first ask and two re-asks, then stop
@@ -260,7 +263,9 @@ def test_a_failed_ingest_keeps_an_existing_store(store: Path) -> None:
 
 def test_an_unknown_ingest_format_is_a_usage_error(tmp_path: Path) -> None:
     result = cli(tmp_path)("ingest", "--format", "xml", str(EXAMPLE))
-    failed(result, 2, "unknown format 'xml'", "chat, jsonl, locomo, transcript")
+    failed(
+        result, 2, "unknown format 'xml'", "auto, chat, chatgpt, claude, jsonl, locomo, transcript"
+    )
 
 
 # -- 14. batch ask keeps lines aligned ----------------------------------------------------

@@ -14,6 +14,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from memcli.store import open_store
 from tests.cli_runner import Memcli
@@ -98,7 +101,7 @@ def test_inspect_shows_consolidation_health(chat_store: Path, fake_server: FakeM
     llm.always_bad = {"reflect"}
     fake_server.responder = llm
     cfg = config_file(chat_store, fake_server)
-    assert Memcli(config=cfg)("consolidate", "--flush").exit_code == 0
+    assert Memcli(config=cfg)("consolidate", "--flush").exit_code == 8  # reflect left pending
     data = json.loads(Memcli(config=cfg)("--json", "inspect").stdout)
     health = data["consolidation"]
     assert {"nodes", "edges", "sessions", "embedding"} <= set(data)  # existing keys kept
@@ -160,20 +163,48 @@ def _pending(db: Path) -> tuple[int, list[str]]:
         return len(store.unprocessed("default", "segment")), runs
 
 
-def test_killed_run_resumes_to_the_same_graph(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    cfg_a = config_file(tmp_path / "a", fake_server)
-    _ingest(cfg_a, long_chat(tmp_path / "long.jsonl", 40))
+def _distinct_long_chat(path: Path, sessions: int) -> Path:
+    """`long_chat` with each session's words made its own, so no embedding is a cache hit
+    and segmenting takes several embedding calls."""
+    long_chat(path, sessions)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        row["content"] = f"In {row['session']} {row['content']}"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def _caught_partway(tmp_path: Path, fake: FakeModelServer) -> tuple[Path, Path, int, Any]:
+    """Two copies of one ingested store (a and b) and a `consolidate` on a that is held at
+    the fake server partway: some windows are written, the next embedding call waits."""
+    cfg_a = config_file(tmp_path / "a", fake)
+    _ingest(cfg_a, _distinct_long_chat(tmp_path / "long.jsonl", 40))
     turns = _counts(cfg_a)[0]["episode"]
     shutil.copytree(tmp_path / "a", tmp_path / "b")
-    cfg_b = config_file(tmp_path / "b", fake_server)
-    db_a = tmp_path / "a" / "memory.db"
-
-    fake_server.delay = 1.5  # every embedding call is slow: the run can be caught partway
+    config_file(tmp_path / "b", fake)
+    fake.hold(after=1)  # the first batch is answered and written; the second one waits
     proc = _spawn("-m", "memcli", "--config", str(cfg_a), "consolidate", "--no-llm", "--flush")
     deadline = time.monotonic() + 60
-    while _pending(db_a)[0] == turns and time.monotonic() < deadline:
+    while not fake.held() and time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
+        time.sleep(0.02)
+    assert fake.held()
+    return cfg_a, tmp_path / "b" / "memcli.yaml", turns, proc
+
+
+def _resumes_to_the_same_graph(cfg_a: Path, cfg_b: Path, fake: FakeModelServer) -> None:
+    fake.release()
+    resumed = Memcli(config=cfg_a)("consolidate", "--no-llm", "--flush")
+    assert resumed.exit_code == 0, resumed.stderr
+    straight = Memcli(config=cfg_b)("consolidate", "--no-llm", "--flush")
+    assert straight.exit_code == 0, straight.stderr
+    assert _counts(cfg_a) == _counts(cfg_b)
+    pending, statuses = _pending(cfg_a.parent / "memory.db")
+    assert pending == 0 and "running" not in statuses and "interrupted" not in statuses
+
+
+def test_killed_run_resumes_to_the_same_graph(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    cfg_a, cfg_b, turns, proc = _caught_partway(tmp_path, fake_server)
     started = time.monotonic()
     meanwhile = Memcli(config=cfg_a)("consolidate", "--no-llm", "--flush")
     assert meanwhile.exit_code == 0 and "another consolidation is running" in meanwhile.stderr
@@ -181,14 +212,64 @@ def test_killed_run_resumes_to_the_same_graph(tmp_path: Path, fake_server: FakeM
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
-    pending, statuses = _pending(db_a)
+    pending, statuses = _pending(cfg_a.parent / "memory.db")
     assert 0 < pending < turns and "running" in statuses  # stopped partway, mid-stage
+    _resumes_to_the_same_graph(cfg_a, cfg_b, fake_server)
 
-    fake_server.delay = 0.0
-    resumed = Memcli(config=cfg_a)("consolidate", "--no-llm", "--flush")
-    assert resumed.exit_code == 0, resumed.stderr
-    straight = Memcli(config=cfg_b)("consolidate", "--no-llm", "--flush")
-    assert straight.exit_code == 0, straight.stderr
-    assert _counts(cfg_a) == _counts(cfg_b)
-    pending, statuses = _pending(db_a)
-    assert pending == 0 and "running" not in statuses
+
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "Ctrl-C"]
+)
+def test_a_stopped_run_records_interrupted_and_the_next_resumes(
+    tmp_path: Path, fake_server: FakeModelServer, signum: int, code: int
+) -> None:
+    cfg_a, cfg_b, turns, proc = _caught_partway(tmp_path, fake_server)
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == code, stderr
+    assert "interrupted" in stderr or "terminated" in stderr
+    pending, _ = _pending(cfg_a.parent / "memory.db")
+    assert 0 < pending < turns
+    with open_store(cfg_a.parent / "memory.db") as store:
+        runs = {r["stage"]: r for r in store.last_runs("default")}
+    assert runs["segment"]["status"] == "interrupted"  # not "running", not "failed"
+    assert runs["segment"]["finished_at"] and runs["segment"]["nodes"] > 0
+    _resumes_to_the_same_graph(cfg_a, cfg_b, fake_server)
+
+
+# -- failures that leave work undone ------------------------------------------------------------
+
+
+def test_failed_model_calls_exit_8_with_one_line_under_q(
+    chat_store: Path, fake_server: FakeModelServer
+) -> None:
+    llm = ScriptedLLM()
+    llm.always_bad = {"reflect"}
+    fake_server.responder = llm
+    cfg = config_file(chat_store, fake_server)
+    result = Memcli(config=cfg)("-q", "consolidate", "--flush")
+    assert result.exit_code == 8, result.stderr
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()  # one line for the cron mail, nothing else
+    assert line.startswith("memcli: error: ") and "failed (reflect " in line
+    assert "pending for the next run" in line
+    pending = json.loads(Memcli(config=cfg)("--json", "inspect").stdout)["consolidation"]
+    assert pending["pending"]["reflect"] > 0
+
+    again = Memcli(config=cfg)("--json", "consolidate")  # still failing: the table and exit 8
+    assert again.exit_code == 8
+    assert json.loads(again.stdout)["stages"]["reflect"]["failures"] > 0
+    assert json.loads(again.stderr)["exit"] == 8
+
+    llm.always_bad = set()  # the model behaves again: the work is done, exit 0
+    healed = Memcli(config=cfg)("-q", "consolidate")
+    assert healed.exit_code == 0 and healed.stderr == "" and healed.stdout == ""
+
+
+def test_a_run_without_failures_stays_silent_under_q(
+    chat_store: Path, fake_server: FakeModelServer
+) -> None:
+    fake_server.responder = ScriptedLLM()
+    cfg = config_file(chat_store, fake_server)
+    result = Memcli(config=cfg)("-q", "consolidate", "--flush")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")

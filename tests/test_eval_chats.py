@@ -134,4 +134,4 @@ def test_eval_chats_bad_input_is_a_clear_error(
     assert "memcli: error:" in result.stderr and "zz match no message id" in result.stderr
     assert result.stdout == ""
     typo = run(tmp_path, fake_server, str(pair_dir), "--strategy", "hybird")
-    assert typo.exit_code == 3 and "did you mean 'hybrid'" in typo.stderr
+    assert typo.exit_code == 2 and "did you mean 'hybrid'" in typo.stderr

@@ -121,7 +121,14 @@ def test_cli_bad_format_exits_2(store_path: Path) -> None:
     assert "unknown graph format 'csv'" in result.stderr
 
 
-def test_cli_empty_space_exports_an_empty_graph(store_path: Path) -> None:
-    result = run(store_path, "--space", "nobody", "--format", "json")
+def test_cli_empty_store_exports_an_empty_graph(tmp_path: Path) -> None:
+    Builder(tmp_path / "e.db", vectors=False).close()
+    result = run(tmp_path / "e.db", "--space", "nobody", "--format", "json")
     assert result.exit_code == 0
     assert json.loads(result.stdout) == {"space": "nobody", "nodes": [], "edges": []}
+
+
+def test_cli_unknown_space_names_the_spaces(store_path: Path) -> None:
+    result = run(store_path, "--space", "fille", "--format", "json")
+    assert result.exit_code == 4 and result.stdout == ""
+    assert "did you mean 'filler'" in result.stderr and "default, filler" in result.stderr

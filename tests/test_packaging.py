@@ -64,6 +64,7 @@ def test_the_wheel_holds_every_module_and_prompt(wheel: Path) -> None:
     prompts = {f"memcli/prompts/{p.name}" for p in (ROOT / "prompts").iterdir() if p.is_file()}
     assert {"memcli/prompts/answer.md", "memcli/prompts/facts.md"} <= prompts
     assert prompts <= names, sorted(prompts - names)
+    assert "memcli/config.example.yaml" in names  # what `memcli config init` writes
     [entry_points] = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     parser = configparser.ConfigParser()
     parser.read_string(zipfile.ZipFile(wheel).read(entry_points).decode())

@@ -69,8 +69,6 @@ def _mode_000(tmp: Path) -> Path:
 
 # (id, make the input, extra ingest options, expected problem after "PATH")
 CASES: list[tuple[str, Callable[[Path], Path], list[str], str]] = [
-    ("empty", _write("empty.jsonl", b""), [], r":1: the file is empty"),
-    ("blank", _write("blank.txt", b"  \n\t\n"), [], r":1: the file is empty"),
     (
         "binary garbage",
         _write("blob.jsonl", bytes(range(256)) * 64),

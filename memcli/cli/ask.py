@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memcli import render
-from memcli.cli.common import State, memory, with_state
+from memcli.cli.common import State, check_strategy, memory, with_state
 from memcli.cli.root import app
+from memcli.errors import UsageError
 
 if TYPE_CHECKING:
     from memcli.models import Answer
@@ -54,6 +55,12 @@ def ask(
       printf 'Q1\\nQ2\\n' | memcli --json ask --context-only -
     """
     batch = question == "-"
+    if not question.strip():
+        raise UsageError(
+            "the question is empty", fix="ask about something: memcli ask 'where did we meet?'"
+        )
+    if strategy is not None:
+        check_strategy([strategy])
     with memory(state) as mem:
         for q in _stdin_lines() if batch else [question]:
             if batch and not q:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from memcli.errors import MemcliError, UsageError
-from memcli.output import Output
+from memcli.errors import MemcliError, NotFound, Terminated, UsageError, did_you_mean
+from memcli.output import Output, silence_stdout
 
 if TYPE_CHECKING:
     from memcli.config import Config
@@ -87,20 +87,36 @@ def need_command(ctx: typer.Context) -> None:
         raise UsageError(f"{path} needs a command: {names}", fix=f"see `{path} --help`")
 
 
-def _fail(state: State, exc: BaseException) -> typer.Exit:
-    """Report an exception on stderr and return the Exit to raise."""
-    out = state.out
+INTERRUPTED = 130
+TERMINATED = 143  # 128 + SIGTERM, as shells report a process ended by it
+
+
+def describe(exc: BaseException) -> tuple[str, str | None, int]:
+    """The message, fix and exit code that report an exception."""
     if isinstance(exc, MemcliError):
-        out.error(str(exc))
-        code = exc.exit_code
-    elif isinstance(exc, KeyboardInterrupt):
-        out.error("interrupted")
-        code = 130
-    else:
-        out.error(f"internal error: {type(exc).__name__}: {exc}")
+        return exc.message, exc.fix, exc.exit_code
+    if isinstance(exc, Terminated):
+        return "terminated (SIGTERM)", None, TERMINATED
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", None, INTERRUPTED
+    fix = "run again with --debug to see the traceback, and please report it"
+    return f"internal error: {type(exc).__name__}: {exc}", fix, 1
+
+
+def _fail(state: State, exc: BaseException) -> typer.Exit:
+    """Report an exception on stderr and return the Exit to raise. A reader that closed
+    stdout early (`memcli ... | head`) is no failure: the command ends quietly with 0."""
+    if isinstance(exc, BrokenPipeError):
+        silence_stdout()
+        return typer.Exit(0)
+    message, fix, code = describe(exc)
+    out = state.out
+    if isinstance(exc, (MemcliError, KeyboardInterrupt)) or out.json:
+        out.error(message, fix, code)
+    else:  # a bug: the advice to report it is a note, which -q hides
+        out.error(message)
         if not state.debug:
-            out.info("run again with --debug to see the traceback, and please report it")
-        code = 1
+            out.info(fix or "")
     if state.debug:
         out.err.print("".join(traceback.format_exception(exc)), markup=False)
     return typer.Exit(code)
@@ -157,14 +173,51 @@ def with_state(*shared: str) -> Callable[[F], F]:
 
 
 @contextmanager
-def memory(state: State, create: bool = False) -> Iterator[Memory]:
-    """Open the configured store for the length of a command (only `create` makes a new one)."""
+def memory(
+    state: State, create: bool = False, any_space: bool = False, write: bool = False
+) -> Iterator[Memory]:
+    """Open the configured store for the length of a command (only `create` makes a new one).
+
+    Unless the command creates (`create`) or works on the whole file (`any_space`), a
+    space the store does not hold is a mistyped name: NotFound, naming the spaces there are.
+    A command that writes (`write`, or `create`) fails at once on a store it may only read.
+    """
     from memcli.ops import Memory
 
     mem = Memory(state.config_obj(), create=create)
     done = False
     try:
+        if write or create:
+            mem.store.require_writable()
+        if not (create or any_space):
+            check_space(mem.space, mem.store.spaces())
         yield mem
         done = True
     finally:
         mem.close(failed=not done)
+
+
+def check_space(space: str, spaces: list[str]) -> None:
+    """NotFound when a store that holds spaces does not hold `space` (an empty store is
+    still an empty result, not an error)."""
+    if not spaces or space in spaces:
+        return
+    raise NotFound(
+        f"no space {space!r} in this store{did_you_mean(space, spaces)}",
+        fix=f"pass --space one of: {', '.join(spaces)} (`memcli ingest --space NAME` "
+        "creates a space)",
+    )
+
+
+def check_strategy(names: Iterable[str]) -> None:
+    """A usage error for a --strategy value that names no retrieval strategy (one in the
+    config file is a config error, raised where it is used)."""
+    from memcli.retrieval import strategy_names
+
+    known = strategy_names()
+    for name in names:
+        if name not in known:
+            raise UsageError(
+                f"unknown --strategy {name!r}{did_you_mean(name, known)}",
+                fix=f"choose one of: {', '.join(known)}",
+            )

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from memcli import render
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
+from memcli.errors import WorkLeftPending
+
+if TYPE_CHECKING:
+    from memcli.consolidate.common import ConsolidateReport
 
 Flush = Annotated[
     bool, typer.Option("--flush", help="Also close open session buffers (the latest turns).")
@@ -47,6 +51,9 @@ def consolidate(
     run resumes where it stopped, and a run that finds another one in progress exits 0 at
     once. Without an LLM (or with --no-llm) link, facts and reflect are skipped.
 
+    When model calls failed and left work pending, the run exits 8 with one error line
+    (the only output under -q); the next run retries that work.
+
     [b]Examples[/b]
 
       memcli consolidate
@@ -59,9 +66,22 @@ def consolidate(
 
       */15 * * * * memcli --db ~/memory.db -q consolidate   (crontab)
     """
-    with memory(state) as mem:
+    with memory(state, write=not dry_run) as mem:
         report = mem.consolidate(
             flush=flush, stages=stage, limit=limit, dry_run=dry_run, no_llm=no_llm,
             progress=state.out.progress(),
         )  # fmt: skip
     render.consolidate(state.out, report)
+    _check_failures(report)
+
+
+def _check_failures(report: ConsolidateReport) -> None:
+    """Exit 8 with one line when failed model calls left work undone, so that cron notices."""
+    failed = {s.name: s.failures for s in report.stages if s.failures}
+    if failed:
+        total = sum(failed.values())
+        where = ", ".join(f"{name} {n}" for name, n in failed.items())
+        raise WorkLeftPending(
+            f"{total} model call{'s' if total != 1 else ''} failed ({where}): that work is left "
+            "pending for the next run; `memcli inspect` shows the reasons"
+        )

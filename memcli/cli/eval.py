@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from memcli import render
-from memcli.cli.common import State, need_command, with_state
+from memcli.cli.common import State, check_strategy, need_command, with_state
 from memcli.cli.root import app
 from memcli.errors import UsageError
 
@@ -23,6 +23,15 @@ Strategies = Annotated[
 Cutoffs = Annotated[str, typer.Option("--k", help="Cut-offs for recall@k.")]
 JsonOut = Annotated[
     Path | None, typer.Option("--json-out", help="Write every question's result here.")
+]
+# Accepted after the command as by every other command, though a benchmark never opens them.
+UnusedDb = Annotated[
+    Path | None,
+    typer.Option("--db", help="Not used: each conversation gets its own temporary store."),
+]
+UnusedSpace = Annotated[
+    str | None,
+    typer.Option("--space", help="Not used: each conversation gets its own temporary store."),
 ]
 Consolidate = Annotated[
     bool,
@@ -56,6 +65,7 @@ def _run(
     from memcli.output import check_writable
 
     names = [s.strip() for s in strategy.split(",") if s.strip()]
+    check_strategy(names)
     cutoffs = _int_list(k)
     check_writable(json_out)  # before the run, not after an hour of it
     report = benchmark(
@@ -81,7 +91,7 @@ def eval_main(ctx: typer.Context) -> None:
 
 
 @eval_app.command("locomo")
-@with_state("json_mode")
+@with_state("db", "space", "json_mode")
 def eval_locomo(
     state: State,
     file: LocomoFile,
@@ -89,6 +99,8 @@ def eval_locomo(
     k: Cutoffs = "5,10,20",
     json_out: JsonOut = None,
     consolidate: Consolidate = False,
+    db: UnusedDb = None,
+    space: UnusedSpace = None,
 ) -> None:
     """Evidence recall of retrieval on LoCoMo, each conversation in its own temporary store.
 
@@ -115,7 +127,7 @@ ChatPaths = Annotated[
 
 
 @eval_app.command("chats")
-@with_state("json_mode")
+@with_state("db", "space", "json_mode")
 def eval_chats(
     state: State,
     paths: ChatPaths,
@@ -123,6 +135,8 @@ def eval_chats(
     k: Cutoffs = "5,10,20",
     json_out: JsonOut = None,
     consolidate: Consolidate = False,
+    db: UnusedDb = None,
+    space: UnusedSpace = None,
 ) -> None:
     """Evidence recall of retrieval on annotated conversations, per question type.
 

@@ -15,7 +15,10 @@ Files = Annotated[
 ]
 Format = Annotated[
     str | None,
-    typer.Option("--format", help="jsonl, chat, locomo or transcript (default: detected)."),
+    typer.Option(
+        "--format",
+        help="auto (the default: detected), jsonl, chat, locomo, chatgpt, claude or transcript.",
+    ),
 ]
 SkipInvalid = Annotated[
     bool, typer.Option("--skip-invalid", help="Skip bad records instead of rejecting the file.")
@@ -36,6 +39,8 @@ def ingest(
       memcli ingest logs/*.jsonl.gz
 
       cat transcript.txt | memcli ingest --format transcript -
+
+      memcli ingest conversations.json    # a ChatGPT or Claude export
 
       memcli --json ingest locomo10.json
     """

@@ -91,7 +91,7 @@ def prune(
         tuple(node or ()), superseded, min_belief, orphans,
     )  # fmt: skip
     sel.check(vacuum=vacuum)
-    with memory(state) as mem:
+    with memory(state, write=not dry_run) as mem:
         report = _prune_confirmed(state, mem, sel, dry_run=dry_run, yes=yes, vacuum=vacuum)
     if report is not None:
         render.prune(state.out, report)

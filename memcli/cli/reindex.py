@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
 from memcli import render
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
 
+AnySpace = Annotated[
+    str | None,
+    typer.Option("--space", help="Accepted as by every command; reindex re-embeds every space."),
+]
+
 
 @app.command()
-@with_state("db", "json_mode")
-def reindex(state: State) -> None:
+@with_state("db", "space", "json_mode")
+def reindex(state: State, space: AnySpace = None) -> None:
     """Re-embed every node with the configured embedding model (after changing models).
 
     [b]Examples[/b]
@@ -18,5 +27,5 @@ def reindex(state: State) -> None:
 
       memcli --json reindex --db work.db
     """
-    with memory(state) as mem:
+    with memory(state, any_space=True, write=True) as mem:
         render.record_or_line(state.out, mem.reindex(progress=state.out.progress()), "reindexed")

@@ -2,51 +2,108 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
-from memcli.cli.common import DbOpt, JsonOpt, SpaceOpt, State, need_command
-from memcli.errors import MemcliError, UsageError
+from memcli.cli.common import DbOpt, JsonOpt, SpaceOpt, State, describe, need_command
+from memcli.errors import MemcliError, Terminated, UsageError
+from memcli.output import Output, silence_stdout, stdout_is_devnull
 
 
-def _usage_message(exc: typer.TyperException) -> str:
-    """A parser error as `memcli: error: ...` text, with a pointer to the right --help."""
+def _usage_message(exc: typer.TyperException) -> UsageError:
+    """A parser error as a UsageError, with a pointer to the right --help."""
     ctx = getattr(exc, "ctx", None)  # usage errors know the command they belong to
     path = ctx.command_path if ctx is not None else "memcli"
     message = exc.format_message()
     if message[:1].isupper() and message[1:2].islower():
         message = message[0].lower() + message[1:]  # "No such option" -> "no such option"
-    return str(UsageError(message, fix=f"see `{path} --help`"))
+    return UsageError(message, fix=f"see `{path} --help`")
+
+
+def _wants_json(argv: Sequence[str], exc: BaseException) -> bool:
+    """Whether --json was given, even when the parser stopped before reading it."""
+    ctx = getattr(exc, "ctx", None)
+    state = ctx.find_object(State) if ctx is not None else None
+    if state is not None and state.json:
+        return True
+    options = list(argv)[: list(argv).index("--")] if "--" in argv else argv
+    return "--json" in options
+
+
+def _report(exc: BaseException, argv: Sequence[str]) -> int:
+    """Report an error met outside a command's body (the parser's, a group's) like any
+    other; return its exit code."""
+    if isinstance(exc, typer.TyperException):
+        error: BaseException = _usage_message(exc)
+    else:
+        error = KeyboardInterrupt() if isinstance(exc, typer.Abort) else exc
+    message, fix, code = describe(error)
+    Output(json_mode=_wants_json(argv, exc)).error(message, fix, code)
+    return code
+
+
+def _stdout_gone(code: int) -> int:
+    """The exit code once stdout is flushed: 0 when its reader has already gone."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+        return 0
+    return code
 
 
 class MemcliGroup(TyperGroup):
-    """The root command: parser errors leave like every other error, one line and exit 2."""
+    """The root command: parser errors leave like every other error, one message and exit 2."""
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(
+        self, args: Sequence[str] | None = None, *rest: Any, standalone_mode: bool = True,
+        **kwargs: Any,
+    ) -> Any:  # fmt: skip
+        argv = list(args) if args is not None else sys.argv[1:]
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
-        except typer.TyperException as exc:  # Typer's public base of its parser errors
-            sys.stderr.write(f"memcli: error: {_usage_message(exc)}\n")
-            code = exc.exit_code
-        except MemcliError as exc:  # raised by a group callback, e.g. a missing command
-            sys.stderr.write(f"memcli: error: {exc}\n")
-            code = exc.exit_code
-        except typer.Abort:
-            sys.stderr.write("memcli: error: interrupted\n")
-            code = 130
+            code = super().main(argv, *rest, standalone_mode=False, **kwargs)
+        except (typer.TyperException, MemcliError, typer.Abort) as exc:
+            code = _report(exc, argv)
+        code = _stdout_gone(code if isinstance(code, int) else 0)
         if not standalone_mode:
             return code
-        sys.exit(code if isinstance(code, int) else 0)
+        sys.exit(code)
+
+    # Help and version text is written while the command line is parsed: a reader that
+    # closed stdout early (`memcli --help | head -1`) ends it quietly there too.
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        with _quiet_when_stdout_gone():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _quiet_when_stdout_gone():
+            return super().invoke(ctx)
+
+
+@contextmanager
+def _quiet_when_stdout_gone() -> Iterator[None]:
+    try:
+        yield
+    except BrokenPipeError:
+        silence_stdout()
+        raise typer.Exit(0) from None
+    except SystemExit as exc:  # rich's help writer exits 1 after pointing stdout at devnull
+        if exc.code == 1 and stdout_is_devnull():
+            raise typer.Exit(0) from None
+        raise
 
 
 app = typer.Typer(
     name="memcli",
     cls=MemcliGroup,
-    add_completion=False,
+    add_completion=True,
     rich_markup_mode="rich",
     pretty_exceptions_enable=False,
     help="Long-term memory for AI agents, in one SQLite file.\n\n"
@@ -96,10 +153,16 @@ def main_options(
     need_command(ctx)
 
 
+def _terminate(signum: int, frame: Any) -> NoReturn:
+    """SIGTERM unwinds like Ctrl-C: transactions roll back, consolidation records its
+    stage as interrupted and releases its lock, and the exit code says what happened."""
+    raise Terminated()
+
+
 def main() -> None:
     """Console-script entry point."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         app(prog_name="memcli")
-    except KeyboardInterrupt:
-        sys.stderr.write("memcli: error: interrupted\n")
-        sys.exit(130)
+    except KeyboardInterrupt as exc:  # between the parser and a command's own handling
+        sys.exit(_report(exc, sys.argv[1:]))

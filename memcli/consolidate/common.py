@@ -52,7 +52,7 @@ class StageReport:
     """What one stage did in one run (or, in a dry run, what it would do)."""
 
     name: str
-    status: str = "done"  # done | skipped | failed
+    status: str = "done"  # done | skipped | failed | interrupted
     reason: str | None = None
     items: int = 0  # units of work completed (segments, chunks, batches ...)
     nodes: int = 0

@@ -5,7 +5,9 @@ marks rows left `running` by a killed run as interrupted, then runs each selecte
 its `runs` row opens as it starts and closes with its counters and status. A stage that
 needs an LLM is skipped (with the reason, and a `skipped` row) when there is none. A model
 server that stays unreachable fails the stage: its row is closed as `failed` and the
-error propagates, after everything committed so far has been kept.
+error propagates, after everything committed so far has been kept. Ctrl-C and SIGTERM
+close the row as `interrupted` the same way; a SIGKILL leaves it `running` until the next
+run.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from memcli.consolidate.common import (
     Stage,
     StageReport,
 )
-from memcli.errors import UsageError
+from memcli.errors import Terminated, UsageError
 
 NO_LLM_REASON = "needs an LLM (--no-llm, or llm.provider none)"
 
@@ -50,6 +52,13 @@ def _skip(report: StageReport, reason: str) -> StageReport:
     return report
 
 
+def _reason(exc: BaseException) -> str:
+    """The first line of an exception's message, or its type when there is none."""
+    if isinstance(exc, KeyboardInterrupt):
+        return str(exc) or ("terminated (SIGTERM)" if isinstance(exc, Terminated) else "Ctrl-C")
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 def _run_stage(job: Job, stage: Stage) -> None:
     """Run one stage with its `runs` row; failures close the row and propagate."""
     store = job.store
@@ -60,10 +69,12 @@ def _run_stage(job: Job, stage: Stage) -> None:
         module.run(stage)
     except BaseException as exc:
         stage.sync_usage()
-        stage.report.status = "failed"
-        stage.report.reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        # Ctrl-C or SIGTERM: what was committed stays, the next run resumes from there.
+        stopped = isinstance(exc, KeyboardInterrupt)
+        stage.report.status = "interrupted" if stopped else "failed"
+        stage.report.reason = _reason(exc)
         stage.report.seconds = time.perf_counter() - started
-        store.run_finish(run_id, "failed", stage.report.counters(), stage.report.reason)
+        store.run_finish(run_id, stage.report.status, stage.report.counters(), stage.report.reason)
         raise
     stage.sync_usage()
     stage.report.seconds = time.perf_counter() - started

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from memcli.config import Config
 from memcli.errors import EmbeddingMismatch, NotFound, UsageError
@@ -17,8 +17,10 @@ if TYPE_CHECKING:
     from memcli.consolidate.common import ConsolidateReport
     from memcli.models import AddReport, Answer, IngestReport, PruneReport
     from memcli.ops.inspect import NodeView, StoreStats
+    from memcli.ops.listing import ListQuery, MemoryPage
     from memcli.ops.prune import Selection
     from memcli.ops.reindex import ReindexReport
+    from memcli.ops.transfer import ImportReport
     from memcli.progress import Progress
 
 _UNSET: Any = object()
@@ -317,3 +319,39 @@ class Memory:
         from memcli.ops.reindex import reindex
 
         return reindex(self, progress=progress)
+
+    def list_memories(self, query: ListQuery) -> MemoryPage:
+        """One page of the space's memories, newest first, filtered as `query` says
+        (what `memcli list` shows). See memcli.ops.listing.
+
+            >>> from memcli import ListQuery
+            >>> [m.node_id for m in mem.list_memories(ListQuery(limit=3)).items]
+        """
+        from memcli.ops.listing import list_memories
+
+        return list_memories(self, query)
+
+    def export_space(self, out: TextIO, *, vectors: bool = False) -> dict[str, int]:
+        """Write the space to `out` as a JSON Lines dump (with the vectors if `vectors`);
+        returns the counts written. See memcli.ops.transfer."""
+        from memcli.ops.transfer import export_space
+
+        return export_space(self, out, vectors=vectors)
+
+    def import_dump(
+        self,
+        path: str,
+        *,
+        episodes_only: bool = False,
+        dry_run: bool = False,
+        stdin: BinaryIO | None = None,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Add the memories of a dump made by `export_space` (`-` reads `stdin`); with
+        `dry_run`, only report what would be added. See memcli.ops.transfer."""
+        from memcli.ops.transfer import import_dump
+
+        return import_dump(
+            self, path, episodes_only=episodes_only, dry_run=dry_run, stdin=stdin,
+            progress=progress,
+        )  # fmt: skip

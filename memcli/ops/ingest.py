@@ -199,6 +199,8 @@ def store_plans(
     offset = 0
     sessions: set[str] = set()
     for plan in plans:
+        if not plan.source.records:  # an empty file leaves no trace
+            continue
         count = len(plan.new_index)
         inserted, touched = _write(mem, plan, vectors[offset : offset + count])
         offset += count

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO, Protocol
 
 from memcli.errors import InvalidInput, NotFound, UsageError
 from memcli.models import BadRecord, Episode
-from memcli.readers import chat, jsonl, locomo, transcript
+from memcli.readers import chat, chatgpt, claude, jsonl, locomo, transcript
 
 
 class Reader(Protocol):
@@ -42,10 +42,14 @@ FORMATS: dict[str, Reader] = {
     jsonl.NAME: jsonl,
     chat.NAME: chat,
     locomo.NAME: locomo,
+    chatgpt.NAME: chatgpt,
+    claude.NAME: claude,
     transcript.NAME: transcript,
 }
 
 STDIN_NAME = "<stdin>"
+AUTO = "auto"  # --format auto: detect, as when no format is given
+_DESCRIBED = "JSON Lines, chat JSON, LoCoMo, a ChatGPT or Claude export, or a transcript"
 _BOM = b"\xef\xbb\xbf"
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -76,7 +80,7 @@ def detect_format(name: str, text: str) -> str:
         # A broken .json file: let the first JSON reader report where the JSON breaks.
         return by_suffix[0]
     raise InvalidInput(
-        [f"{name}:1: cannot tell the format (not JSON Lines, chat JSON, LoCoMo or a transcript)"],
+        [f"{name}:1: cannot tell the format (not {_DESCRIBED})"],
         fix=f"pass --format one of: {', '.join(sorted(FORMATS))}",
     )
 
@@ -84,9 +88,11 @@ def detect_format(name: str, text: str) -> str:
 def read_source(path: str, fmt: str | None = None, stdin: BinaryIO | None = None) -> Source:
     """Read one input (`-` = stdin; gzip-compressed or not) into records; raises for
     unreadable or undecodable input."""
+    fmt = None if fmt == AUTO else fmt
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(
-            f"unknown format {fmt!r}", fix=f"pass --format one of: {', '.join(sorted(FORMATS))}"
+            f"unknown format {fmt!r}",
+            fix=f"pass --format one of: {', '.join([AUTO, *sorted(FORMATS)])}",
         )
     if path == "-":
         name, stem = STDIN_NAME, "stdin"
@@ -96,11 +102,19 @@ def read_source(path: str, fmt: str | None = None, stdin: BinaryIO | None = None
         raw = _read_bytes(path)
     raw = _gunzipped(raw, name)
     text = _decode(raw, name, path)
-    if not text.strip():
-        raise InvalidInput([f"{name}:1: the file is empty"])
+    if not text.strip():  # nothing to store is not an error: 0 new episodes
+        return Source(name, hashlib.sha256(raw).hexdigest(), fmt or "empty", [])
     fmt = fmt or detect_format(name.removesuffix(".gz"), text)
     records = list(FORMATS[fmt].read(text, name, stem))
     return Source(name, hashlib.sha256(raw).hexdigest(), fmt, records)
+
+
+def read_text(path: str, stdin: BinaryIO | None = None) -> tuple[str, str]:
+    """(name, text) of one input (`-` = stdin) read as `ingest` reads it: gzip-compressed
+    or not, UTF-8 with or without a BOM; raises for unreadable or undecodable input."""
+    name = STDIN_NAME if path == "-" else path
+    raw = (stdin or sys.stdin.buffer).read() if path == "-" else _read_bytes(path)
+    return name, _decode(_gunzipped(raw, name), name, path)
 
 
 def _read_bytes(path: str) -> bytes:

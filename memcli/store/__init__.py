@@ -6,6 +6,8 @@
     FullText, Vectors   the search tables made at run time             (fts.py, vectors.py)
     Nodes       nodes, sources and their links; keeps both search tables in step
     Pruning     forgetting: selection, cascade, removal                 (prune.py)
+    Listing     filtered, paged browsing for `memcli list`              (listing.py)
+    Transfer    whole-space reads and id-keeping writes: export/import  (transfer.py)
     Edges, Work, Stats   edges; cache, runs, marks, locks; counts
 """
 
@@ -14,27 +16,38 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memcli.store.db import connect
+from memcli.errors import DatabaseError
+from memcli.store.db import connect, connect_read_only, read_only_reason
 from memcli.store.edges import Edges
-from memcli.store.migrations import migrate
+from memcli.store.listing import Listing
+from memcli.store.migrations import migrate, pending_migrations
 from memcli.store.prune import Pruning
 from memcli.store.stats import Stats
+from memcli.store.transfer import Transfer
 from memcli.store.work import CONSOLIDATION_LOCK, Work
 
 __all__ = ["CONSOLIDATION_LOCK", "Store", "open_store"]
 
 
-class Store(Pruning, Edges, Work, Stats):
+class Store(Pruning, Listing, Transfer, Edges, Work, Stats):
     """A migrated connection to one memcli database file."""
 
 
 def open_store(path: str | os.PathLike[str]) -> Store:
-    """Open or create the store at `path` and bring its schema up to date."""
+    """Open or create the store at `path` and bring its schema up to date. A file this
+    process may not write is opened read-only: reads work, writes raise ReadOnlyStore."""
     target = Path(path).expanduser()
-    conn = connect(target)
+    read_only = read_only_reason(target)
+    conn = connect(target) if read_only is None else connect_read_only(target)
     try:
+        if read_only is not None and pending_migrations(conn):
+            raise DatabaseError(
+                f"{target} needs a schema upgrade that writes it, and {read_only}",
+                fix="run memcli on it once with write access (e.g. `memcli inspect` as its "
+                "owner), or copy it somewhere writable and pass --db the copy",
+            )
         migrate(conn)
     except BaseException:
         conn.close()
         raise
-    return Store(conn, target)
+    return Store(conn, target, read_only)

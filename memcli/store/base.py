@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from memcli.errors import ReadOnlyStore
 from memcli.store import sql
 from memcli.store.db import transaction, wrap
 
@@ -33,10 +34,11 @@ def chunked(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
 class StoreBase:
     """A migrated connection to one memcli database file."""
 
-    def __init__(self, conn: Any, path: Path) -> None:
+    def __init__(self, conn: Any, path: Path, read_only: str | None = None) -> None:
         self.conn = conn
         self.db = wrap(conn)
         self.path = path
+        self.read_only = read_only  # why this process may not write the file, or None
         self._lock = threading.Lock()  # model threads share this connection for the cache
 
     def table(self, name: str) -> Table:
@@ -52,8 +54,14 @@ class StoreBase:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def require_writable(self) -> None:
+        """ReadOnlyStore, with the fix, when this process may only read the file."""
+        if self.read_only is not None:
+            raise ReadOnlyStore(self.path, self.read_only)
+
     def transaction(self) -> AbstractContextManager[Any]:
         """A write transaction: everything inside commits together or not at all."""
+        self.require_writable()
         return transaction(self.conn)
 
     @contextmanager

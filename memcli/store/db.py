@@ -74,15 +74,66 @@ def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
         conn.close()
         if not _not_a_database(exc):
             raise _cannot_open(target, str(exc)) from None
-        raise DatabaseError(
-            f"{target} is not a memcli database ({exc})",
-            fix="pass --db the path of a memcli store, or a new path for "
-            "`memcli ingest` to create one",
-        ) from None
+        raise _not_memcli(target, exc) from None
     if mode.lower() != "wal":
         conn.close()
         raise DatabaseError(f"cannot switch {target} to WAL mode (got {mode})")
     return conn
+
+
+def read_only_reason(target: Path) -> str | None:
+    """Why this process may read but not write an existing store file (None: it may write,
+    or the file is missing or unreadable, which `connect` reports)."""
+    if not target.is_file() or not os.access(target, os.R_OK):
+        return None
+    if os.statvfs(target).f_flag & os.ST_RDONLY:
+        return "on a read-only file system"
+    if not os.access(target, os.W_OK):
+        return "the file is not writable"
+    if not os.access(target.absolute().parent, os.W_OK):
+        return "its directory is not writable"
+    return None
+
+
+def connect_read_only(target: Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
+    """Open an existing store for reading only; nothing is written, not even a journal.
+
+    A WAL-mode file needs its -shm index beside it; where that cannot be made (a read-only
+    directory or mount) the file is opened immutable, which no writer can be changing there.
+    """
+    sqlite3 = sqlite_module()
+    uri = target.absolute().as_uri()
+    error: Exception | None = None
+    for mode in ("mode=ro", "mode=ro&immutable=1"):
+        try:
+            conn = sqlite3.connect(
+                f"{uri}?{mode}", uri=True, timeout=busy_timeout, isolation_level=None,
+                check_same_thread=False,
+            )  # fmt: skip
+        except sqlite3.Error as exc:
+            raise _cannot_open(target, str(exc)) from None
+        try:
+            conn.execute(sql.SCHEMA_PROBE).fetchone()
+            break
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if _not_a_database(exc):
+                raise _not_memcli(target, exc) from None
+            error = exc
+    else:
+        raise _cannot_open(target, str(error)) from None
+    _load_vec(conn)
+    conn.execute(sql.BUSY_TIMEOUT.format(int(busy_timeout * 1000)))
+    for pragma in sql.connection_pragmas(MMAP_BYTES):
+        conn.execute(pragma)
+    return conn
+
+
+def _not_memcli(target: Path, exc: Exception) -> DatabaseError:
+    return DatabaseError(
+        f"{target} is not a memcli database ({exc})",
+        fix="pass --db the path of a memcli store, or a new path for `memcli ingest` to create one",
+    )
 
 
 def _not_a_database(exc: Exception) -> bool:

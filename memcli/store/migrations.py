@@ -57,6 +57,11 @@ def current_version(conn: Any) -> int:
     return int(conn.execute(sql.USER_VERSION).fetchone()[0])
 
 
+def pending_migrations(conn: Any, migrations: Sequence[tuple[str, Step]] = MIGRATIONS) -> int:
+    """How many migrations the file has yet to have (0 for a newer file too)."""
+    return max(0, len(migrations) - current_version(conn))
+
+
 def migrate(conn: Any, migrations: Sequence[tuple[str, Step]] = MIGRATIONS) -> int:
     """Apply every pending migration, each in its own transaction; return the new version."""
     version = current_version(conn)

@@ -31,6 +31,7 @@ def connection_pragmas(mmap_bytes: int) -> tuple[str, ...]:
 
 
 WAL_MODE = "PRAGMA journal_mode = WAL"
+SCHEMA_PROBE = "SELECT count(*) FROM sqlite_master"  # reads the file (and its WAL index)
 WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
 BEGIN_WRITE = "BEGIN IMMEDIATE"  # take the write lock now, not at the first write
 BEGIN_READ = "BEGIN"

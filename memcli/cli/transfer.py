@@ -1,0 +1,121 @@
+"""`memcli export` / `memcli import`: a space as a portable JSON Lines dump, and back."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from memcli import views
+from memcli.cli.common import State, memory, with_state
+from memcli.cli.helptext import paragraphs
+from memcli.cli.root import app
+
+if TYPE_CHECKING:
+    from memcli.ops import Memory
+
+Output = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write to this file (.gz: compressed), not stdout."),
+]
+Vectors = Annotated[
+    bool, typer.Option("--vectors", help="Include the vectors (exact copy; a larger file).")
+]
+DumpFile = Annotated[str, typer.Argument(help="A file written by `memcli export` ('-': stdin).")]
+EpisodesOnly = Annotated[
+    bool,
+    typer.Option(
+        "--episodes-only", help="Import the turns alone; `memcli consolidate` redoes the rest."
+    ),
+]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Check the file and count; write nothing.")]
+
+EXPORT_HELP = """Write the space as a portable JSON Lines dump (backup, move, upgrade).
+
+Turns with their refs, times, sessions and sources; segments, facts, concepts and
+reflections with the edges that say where they came from.
+
+For backups, moving to another machine, or to a newer memcli: `memcli import` rebuilds the
+space from it. Vectors are left out unless --vectors: import embeds again. The file holds
+every memory of the space in clear text; with -o it is created readable by its owner only.
+
+[b]Examples[/b]
+
+  memcli export -o memory.jsonl.gz
+
+  memcli --space work export > work.jsonl
+
+  memcli export --vectors -o exact-copy.jsonl
+"""
+
+IMPORT_HELP = """Add the memories of a `memcli export` file to the space, checked first.
+
+The whole file is checked before anything is written; nothing is written when any record
+is bad (a wrong file, a newer format, a file cut short).
+
+Turns already stored (same content) are skipped, so importing twice adds nothing. Derived
+memories (segments, facts ...) already there are reused; when the space has consolidated
+the same turns itself, the file's graph is refused (use --episodes-only, then consolidate).
+
+[b]Examples[/b]
+
+  memcli --db new.db import memory.jsonl.gz
+
+  memcli import --dry-run backup.jsonl
+
+  memcli --space laptop import --episodes-only laptop.jsonl
+
+  memcli --space laptop consolidate
+"""
+
+
+@app.command("export", help=paragraphs(EXPORT_HELP))
+@with_state("db", "space", "json_mode")
+def export(state: State, output: Output = None, vectors: Vectors = False) -> None:
+    """`memcli export` (help in EXPORT_HELP)."""
+    with memory(state) as mem:
+        if output is None:
+            counts = mem.export_space(sys.stdout, vectors=vectors)
+        else:
+            from memcli.ops.transfer import export_file
+
+            counts = export_file(mem, str(output), vectors=vectors)
+    views.export_summary(state.out, counts, str(output) if output else None)
+
+
+@app.command("import", help=paragraphs(IMPORT_HELP))
+@with_state("db", "space", "json_mode")
+def import_(
+    state: State, file: DumpFile, episodes_only: EpisodesOnly = False, dry_run: DryRun = False
+) -> None:
+    """`memcli import` (help in IMPORT_HELP)."""
+    with _target(state, dry_run) as mem:
+        report = mem.import_dump(
+            file, episodes_only=episodes_only, dry_run=dry_run, progress=state.out.progress()
+        )
+    views.import_report(state.out, report)
+
+
+@contextmanager
+def _target(state: State, dry_run: bool) -> Iterator[Memory]:
+    """The store to import into; a dry run against a store that does not exist yet plans
+    against an empty scratch store, so it creates no file where --db points."""
+    cfg = state.config_obj()
+    if not dry_run or Path(cfg.db_path).expanduser().exists():
+        with memory(state, create=True) as mem:
+            yield mem
+        return
+    from memcli.ops import Memory
+    from memcli.store import open_store
+
+    with tempfile.TemporaryDirectory(prefix="memcli-import-") as scratch:
+        mem = Memory(cfg, open_store(Path(scratch) / "preview.db"))
+        try:
+            yield mem
+        finally:
+            mem.close()

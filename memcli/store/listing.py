@@ -1,0 +1,95 @@
+"""Browsing a space's nodes with filters, newest first, a page at a time (`memcli list`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memcli.models import Node
+from memcli.store import sql
+from memcli.store.nodes import Nodes, row_to_node
+
+# A memory's date for sorting and --since/--until: its own timestamp, else when it was
+# stored. SQLite's datetime() reads both ISO forms (with or without an offset) as UTC.
+_WHEN = "datetime(COALESCE(timestamp, created_at))"
+_ORDER = f"{_WHEN} DESC, id DESC"
+_CONTAINS = "memcli_contains"  # a case-insensitive substring test registered per connection
+
+
+def _contains(text: str | None, needle: str) -> bool:
+    return text is not None and needle in text.casefold()
+
+
+@dataclass(frozen=True)
+class NodeFilter:
+    """Which nodes of a space to list; every given condition must hold."""
+
+    kinds: tuple[str, ...] = ()
+    sessions: tuple[str, ...] = ()  # names or globs (*, ?, [...])
+    source_ids: tuple[int, ...] | None = None  # episodes ingested from these sources
+    since: str | None = None  # ISO date-time in UTC, inclusive
+    until: str | None = None  # ISO date-time in UTC, exclusive
+    grep: str | None = None  # text contains this, ignoring case
+
+    def where(self, space: str) -> tuple[str, list[Any]]:
+        """The SQL condition and its arguments."""
+        parts, args = ["space = ?"], [space]
+        if self.kinds:
+            parts.append(sql.in_json("kind"))
+            args.append(json.dumps(list(self.kinds)))
+        if self.sessions:
+            tests = ["session GLOB ?" if _is_glob(s) else "session = ?" for s in self.sessions]
+            parts.append(f"({' OR '.join(tests)})")
+            args.extend(self.sessions)
+        if self.source_ids is not None:
+            parts.append(sql.EPISODES_OF_SOURCES)
+            args.append(json.dumps(list(self.source_ids)))
+        for value, test in ((self.since, ">="), (self.until, "<")):
+            if value is not None:
+                parts.append(f"{_WHEN} {test} datetime(?)")
+                args.append(value)
+        if self.grep:
+            parts.append(f"{_CONTAINS}(text, ?)")
+            args.append(self.grep.casefold())
+        return " AND ".join(parts), args
+
+
+def _is_glob(pattern: str) -> bool:
+    return any(ch in pattern for ch in "*?[")
+
+
+class Listing(Nodes):
+    """Filtered, paged reads of the `nodes` table."""
+
+    _contains_ready = False
+
+    def _register_contains(self) -> None:
+        if not self._contains_ready:
+            self.conn.create_function(_CONTAINS, 2, _contains, deterministic=True)
+            self._contains_ready = True
+
+    def list_nodes(
+        self, space: str, where: NodeFilter, limit: int | None, offset: int = 0
+    ) -> tuple[list[Node], int]:
+        """One page of the matching nodes, newest first, and how many match in all."""
+        self._register_contains()
+        condition, args = where.where(space)
+        page = f"{sql.nodes_where(condition, _ORDER)} LIMIT ? OFFSET ?"
+        with self.reading():
+            total = self.table("nodes").count_where(condition, args)
+            rows = self.conn.execute(page, [*args, -1 if limit is None else limit, offset])
+            found = [row_to_node(row) for row in rows]
+        return found, total
+
+    def sessions_missing(self, space: str, patterns: Sequence[str]) -> list[str]:
+        """Those of the session names (or globs) that match no node in the space."""
+        missing = []
+        for pattern in patterns:
+            op = "GLOB" if _is_glob(pattern) else "="
+            if not self.table("nodes").count_where(
+                f"space = ? AND session {op} ?", [space, pattern]
+            ):
+                missing.append(pattern)
+        return missing

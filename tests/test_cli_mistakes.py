@@ -1,0 +1,110 @@
+"""Everyday mistakes and edge cases a newcomer meets in the first hour: each is a clear
+usage error, a hint, or plain success, never a surprise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli_runner import REPO, Memcli
+from tests.reliability import write_config
+
+EXAMPLE = REPO / "examples" / "chat.jsonl"
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Memcli:
+    """memcli over a store holding the example chat in the spaces `default` and `work`
+    (no embeddings)."""
+    cli = Memcli(config=write_config(tmp_path), db=tmp_path / "m.db")
+    cli.ok("ingest", EXAMPLE)
+    cli.ok("--space", "work", "ingest", EXAMPLE)
+    return cli
+
+
+def _usage(result, code: int, *phrases: str) -> str:
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    assert result.stdout == ""
+    assert result.stderr.startswith("memcli: error: ") and "\n  fix: " in result.stderr
+    for phrase in phrases:
+        assert phrase in result.stderr, result.stderr
+    return result.stderr
+
+
+# -- defect 6 -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("question", ["", "   "])
+def test_an_empty_question_is_a_usage_error(cli: Memcli, question: str) -> None:
+    _usage(cli("ask", "--context-only", question), 2, "the question is empty")
+
+
+def test_blank_lines_of_a_batch_still_give_blank_lines(cli: Memcli) -> None:
+    result = cli.ok("ask", "--context-only", "--strategy", "lexical", "-", input="\nhotel\n")
+    assert result.stdout.split("\n")[0] == "" and "hotel" in result.stdout.lower()
+
+
+def test_an_unknown_strategy_flag_is_a_usage_error(cli: Memcli) -> None:
+    _usage(cli("ask", "--context-only", "--strategy", "hybird", "q"), 2, "did you mean 'hybrid'")
+    _usage(cli("eval", "locomo", "x.json", "--strategy", "lexical,nope"), 2, "'nope'", "hybrid")
+
+
+def test_an_unknown_strategy_in_the_config_file_stays_a_config_error(
+    cli: Memcli, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path, retrieval={"strategy": "nope"})
+    result = Memcli(config=config, db=cli.db)("ask", "--context-only", "q")
+    _usage(result, 3, "unknown retrieval strategy 'nope'")
+
+
+@pytest.mark.parametrize("command", [["ask", "--context-only", "q"], ["inspect"], ["prune",
+    "--older-than", "1d", "--dry-run"], ["consolidate", "--no-llm"]])  # fmt: skip
+def test_an_unknown_space_names_the_spaces_there_are(cli: Memcli, command: list[str]) -> None:
+    stderr = _usage(cli("--space", "wrok", *command), 4, "no space 'wrok'")
+    assert "did you mean 'work'" in stderr and "default, work" in stderr
+
+
+def test_a_new_space_is_made_by_ingest_and_an_empty_store_is_no_error(
+    cli: Memcli, tmp_path: Path
+) -> None:
+    cli.ok("--space", "fresh", "ingest", EXAMPLE)
+    assert cli.json("--space", "fresh", "inspect")[0]["nodes"]["episode"] > 0
+    empty = Memcli(config=write_config(tmp_path), db=tmp_path / "e.db")
+    empty.ok("ingest", "-", input="")
+    assert empty.ok("--space", "anything", "inspect").exit_code == 0
+
+
+@pytest.mark.parametrize("content", [b"", b"  \n\t\n"])
+def test_an_empty_input_file_is_0_new_episodes(cli: Memcli, tmp_path: Path, content: bytes) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(content)
+    before = cli.json("inspect")[0]
+    result = cli.ok("ingest", empty)
+    assert result.stdout.startswith("0 new episodes")
+    assert cli.ok("ingest", "-", input="").stdout.startswith("0 new episodes")
+    [report] = cli.json("ingest", empty)
+    assert report["new"] == 0 and report["skipped"] == 0 and report["invalid"] == 0
+    assert cli.json("inspect")[0]["sources"] == before["sources"]  # and leaves no trace
+
+
+# -- defect 10: the shared options after every command ------------------------------------
+
+
+def test_reindex_takes_db_and_space_after_the_command(cli: Memcli, tmp_path: Path) -> None:
+    bare = Memcli(config=cli.config)  # no leading --db
+    [report] = bare.json("reindex", "--db", cli.db, "--space", "work")
+    assert report["nodes"] == 32  # every space: reindex works on the whole file
+
+
+@pytest.mark.parametrize("command", ["locomo", "chats"])
+def test_eval_takes_db_and_space_after_the_command(tmp_path: Path, command: str) -> None:
+    target = {
+        "locomo": REPO / "tests" / "data" / "eval" / "locomo-tiny.json",
+        "chats": REPO / "tests" / "data" / "eval" / "chats",
+    }[command]
+    cli = Memcli(config=write_config(tmp_path))
+    args = ["eval", command, target, "--strategy", "lexical", "--k", "5"]
+    [report] = cli.json(*args, "--db", tmp_path / "unused.db", "--space", "x")
+    assert report["results"]["lexical"]["n"] > 0
+    assert not (tmp_path / "unused.db").exists()

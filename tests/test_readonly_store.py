@@ -1,0 +1,120 @@
+"""A store the user can only read is still a store to read from: `ask`, `inspect`, `list`
+and the dry runs work, and every command that writes fails with exit 7 and the fix.
+
+Tests run as root here, and root writes through file modes, so "read-only" is made the way
+the kernel enforces it for everyone: a read-only bind mount (of the store's directory, or of
+the file alone) in a private mount namespace (`unshare`). The chmod case runs only when the
+tests run as an ordinary user.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli_runner import REPO, clean_env
+from tests.consolidate_helpers import config_file
+from tests.fakeserver import FakeModelServer
+
+_MOUNT_RO = 'mount --bind -o ro "$1" "$1" && shift && exec "$@"'
+_UNSHARE = ["unshare", "--user", "--map-root-user", "--mount"]
+
+
+def _can_mount() -> bool:
+    try:
+        probe = subprocess.run(
+            [*_UNSHARE, "sh", "-c", _MOUNT_RO, "sh", str(REPO), "true"],
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+needs_mount = pytest.mark.skipif(not _can_mount(), reason="no user namespaces for a ro mount")
+
+
+def _run_ro(target: Path, cfg: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`memcli --config cfg ARGS` with `target` (a directory or one file) mounted read-only."""
+    command = [sys.executable, "-m", "memcli", "--config", str(cfg), *args]
+    return subprocess.run(
+        [*_UNSHARE, "sh", "-c", _MOUNT_RO, "sh", str(target), *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean_env(),
+        cwd=REPO,
+    )
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _reads_work(target: Path, cfg: Path) -> None:
+    asked = _run_ro(target, cfg, "--json", "ask", "--context-only", "pottery class")
+    assert asked.returncode == 0, asked.stderr
+    assert [json.loads(line) for line in asked.stdout.splitlines()]
+    inspected = _run_ro(target, cfg, "--json", "inspect")
+    assert inspected.returncode == 0, inspected.stderr
+    assert json.loads(inspected.stdout)["nodes"]["episode"] > 0
+    prune = ["prune", "--older-than", "1min", "--dry-run"]
+    for dry in (["consolidate", "--dry-run", "--no-llm"], prune):
+        result = _run_ro(target, cfg, *dry)
+        assert result.returncode == 0, (dry, result.stderr)
+
+
+def _writes_fail(target: Path, cfg: Path, chat: Path) -> None:
+    prune = ["prune", "--older-than", "1min", "--yes"]
+    for write in (["ingest", str(chat)], ["consolidate", "--no-llm"], ["reindex"], prune):
+        result = _run_ro(target, cfg, *write)
+        assert result.returncode == 7, (write, result.stderr)
+        assert result.stdout == ""
+        first, fix = result.stderr.splitlines()[:2]
+        assert first.startswith("memcli: error: ") and "read-only" in first, first
+        assert fix.strip().startswith("fix: ") and "copy" in fix, fix
+
+
+@needs_mount
+def test_a_store_on_a_read_only_directory_answers_and_refuses_writes(
+    chat_store: Path, fake_server: FakeModelServer
+) -> None:
+    cfg = config_file(chat_store, fake_server)
+    db = chat_store / "memory.db"
+    before = _digest(db)
+    _reads_work(chat_store, cfg)
+    _writes_fail(chat_store, cfg, REPO / "examples" / "chat.jsonl")
+    assert _digest(db) == before
+    assert sorted(p.name for p in chat_store.iterdir()) == ["memcli.yaml", "memory.db"]
+
+
+@needs_mount
+def test_a_read_only_file_in_a_writable_directory(
+    chat_store: Path, fake_server: FakeModelServer
+) -> None:
+    cfg = config_file(chat_store, fake_server)
+    db = chat_store / "memory.db"
+    before = _digest(db)
+    _reads_work(db, cfg)
+    _writes_fail(db, cfg, REPO / "examples" / "chat.jsonl")
+    assert _digest(db) == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through file modes")
+def test_a_store_the_user_may_not_write(chat_store: Path, fake_server: FakeModelServer) -> None:
+    cfg = config_file(chat_store, fake_server)
+    (chat_store / "memory.db").chmod(0o444)
+    chat_store.chmod(0o555)
+    try:
+        command = [sys.executable, "-m", "memcli", "--config", str(cfg), "inspect"]
+        result = subprocess.run(command, capture_output=True, text=True, env=clean_env())
+        assert result.returncode == 0, result.stderr
+    finally:
+        chat_store.chmod(0o755)
