@@ -157,6 +157,7 @@ def build_server(pool: Pool) -> MCPServer:
     """The MCP server: its tools and resources, each a call of one Memory method."""
     server = MCPServer("memcli", instructions=INSTRUCTIONS, log_level="WARNING")
     _add_memory_tools(server, pool)
+    _add_ingest_tool(server, pool)
     _add_admin_tools(server, pool)
     _add_resources(server, pool)
     return server
@@ -203,6 +204,8 @@ def _add_memory_tools(server: MCPServer, pool: Pool) -> None:
             except LLMNotConfigured as exc:
                 raise LLMNotConfigured(exc.message, fix=NO_LLM_FIX) from None
 
+
+def _add_ingest_tool(server: MCPServer, pool: Pool) -> None:
     @server.tool()
     @_tool_errors
     def ingest(
