@@ -195,18 +195,41 @@ def personalized_pagerank(
         # nodes. (igraph would read all-zero weights as no weights, i.e. all 1.)
         vector = vector[:-1] / vector.sum()
         return dict(zip(graph.nodes, vector.tolist(), strict=True))
-    scores = view.personalized_pagerank(
-        directed=True,
-        damping=damping,
-        reset=vector.tolist(),
-        weights=weights,
-        implementation="prpack",
-    )
+    edges = np.array(view.get_edgelist(), dtype=np.int64).reshape(-1, 2)
+    scores = _power_iteration(edges, np.asarray(weights, dtype=float), vector, damping)
     # Seen only on the real vertices, the walk is the one where a hub's excess restarts at
     # once; renormalising without the sink gives exactly that walk's distribution.
-    real = np.fromiter(scores, dtype=float, count=len(graph) + 1)[:-1].clip(0)
+    real = scores[:-1].clip(0)
     real /= real.sum() or 1.0
     return dict(zip(graph.nodes, real.tolist(), strict=True))
+
+
+def _power_iteration(edges: Any, weights: Any, reset: Any, damping: float) -> Any:
+    """Weighted PageRank teleporting to `reset`, by power iteration to a 1e-12 step.
+
+    Each vertex passes `damping` of its mass along its out-edges in proportion to their
+    weights; mass at a vertex without out-weight, and the rest, restart from `reset` (igraph's
+    semantics with u = v = reset). igraph's PRPACK solver does the same but picks a dense
+    Gaussian elimination for graphs of a few thousand vertices (0.2 s at 1,200 vertices);
+    this costs O(edges) per step, a few milliseconds for a query's subgraph.
+    """
+    import numpy as np
+
+    n = len(reset)
+    src, dst = edges[:, 0], edges[:, 1]
+    out_weight = np.bincount(src, weights=weights, minlength=n)
+    moving = out_weight > 0
+    share = weights / np.where(moving, out_weight, 1.0)[src]
+    teleport = reset / reset.sum()
+    scores = teleport.copy()
+    for _ in range(1000):
+        flow = np.bincount(dst, weights=scores[src] * share, minlength=n)
+        stuck = scores[~moving].sum()
+        following = damping * flow + (1.0 - damping + damping * stuck) * teleport
+        if np.abs(following - scores).sum() < 1e-12:
+            return following
+        scores = following
+    return scores
 
 
 def max_normalised(scores: Mapping[int, float]) -> dict[int, float]:

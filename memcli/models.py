@@ -191,3 +191,17 @@ class PruneReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass
+class AddReport:
+    """What one `add` did: the episode that holds the text, and whether it is new."""
+
+    node_id: str
+    new: bool  # False: the same text, speaker, session and time was already stored
+    session: str
+    timestamp: str | None
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

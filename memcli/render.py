@@ -8,7 +8,7 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from memcli.models import Answer, IngestReport, PruneReport
+from memcli.models import AddReport, Answer, IngestReport, PruneReport
 from memcli.output import Output, write_file
 
 
@@ -42,6 +42,15 @@ def ingest(out: Output, report: IngestReport) -> None:
         line += f", {report.invalid} invalid records skipped"
     line += f" ({files} {noun(files, 'file')}, {report.seconds:.1f} s)"
     out.text(line)
+
+
+def added(out: Output, report: AddReport) -> None:
+    """The id of the episode holding the added text (or one JSON object)."""
+    if out.json:
+        out.record(report.to_dict())
+        return
+    state = "stored as" if report.new else "already stored as"
+    out.text(f"{state} {report.node_id} (session {report.session})")
 
 
 def answer(out: Output, result: Answer, one_line: bool = False) -> None:

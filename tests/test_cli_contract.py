@@ -84,7 +84,7 @@ def test_a_duration_before_year_one_is_a_usage_error(store: Path) -> None:
         (["ask"], "missing argument", "memcli ask"),
         (["bogus"], "no such command 'bogus'", "memcli"),
         (["inspect", "node"], "missing argument", "memcli inspect node"),
-        ([], "memcli needs a command: ingest, ask", "memcli"),
+        ([], "memcli needs a command: ingest, add, ask", "memcli"),
         (["eval"], "memcli eval needs a command: locomo", "memcli eval"),
     ],
 )

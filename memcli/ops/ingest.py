@@ -44,10 +44,15 @@ def _read_all(
     """Read and validate every input before anything is written."""
     from memcli.readers import read_source
 
+    return plan_sources([read_source(p, fmt, stdin=stdin) for p in paths], skip_invalid)
+
+
+def plan_sources(sources: Sequence[Source], skip_invalid: bool = False) -> list[_Plan]:
+    """Each source's episodes with their content keys; InvalidInput for bad records unless
+    `skip_invalid`."""
     plans: list[_Plan] = []
     problems: list[str] = []
-    for path in paths:
-        source = read_source(path, fmt, stdin=stdin)
+    for source in sources:
         bad = [r for r in source.records if isinstance(r, BadRecord)]
         problems.extend(f"{source.name}:{r.line}: {r.reason}" for r in bad)
         episodes = [r for r in source.records if isinstance(r, Episode)]
@@ -175,10 +180,16 @@ def ingest(
     progress: Progress | None = None,
 ) -> IngestReport:
     """Store every turn of the given files (`-` = stdin) as episodes; idempotent."""
-    progress = progress or NoProgress()
     started = time.perf_counter()
     mem.check_embedder()
     plans = _read_all(paths, fmt, skip_invalid, stdin)
+    return store_plans(mem, plans, progress or NoProgress(), started)
+
+
+def store_plans(
+    mem: Memory, plans: list[_Plan], progress: Progress, started: float
+) -> IngestReport:
+    """Embed and write the planned sources' new episodes, one transaction per source."""
     report = IngestReport(files=[p.source.name for p in plans])
     for plan in plans:
         present = mem.store.existing_keys(mem.space, "episode", plan.keys)

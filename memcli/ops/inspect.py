@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from memcli.text import truncate
 
@@ -12,7 +12,58 @@ if TYPE_CHECKING:
     from memcli.store import Store
 
 
-def stats(mem: Memory) -> dict[str, Any]:
+class EmbeddingInfo(TypedDict):
+    """Which embedder made the store's vectors (`none` when it has none)."""
+
+    provider: str
+    model: str | None
+    dim: int | None
+
+
+class StoreStats(TypedDict):
+    """What `memcli inspect` shows: counts of one space, and the file's settings."""
+
+    db: str
+    space: str
+    nodes: dict[str, int]  # node kind -> count
+    edges: dict[str, int]  # edge type -> count
+    sessions: int
+    sources: int
+    spaces: list[str]
+    embedding: EmbeddingInfo
+    bytes: int
+    consolidation: dict[str, Any]  # last_runs, totals, pending (see consolidation_health)
+
+
+class Provenance(TypedDict):
+    """Where a node came from: the episodes behind a derived node, the files of an episode."""
+
+    episodes: list[str]  # node ids, what `inspect node` takes
+    refs: list[str | None]  # the same episodes' refs in their input
+    files: list[str]
+
+
+class NodeView(TypedDict):
+    """What `memcli inspect node` shows: one node, its neighbours and its provenance."""
+
+    node_id: str
+    kind: str
+    space: str
+    text: str
+    speaker: str | None
+    session: str | None
+    seq: int | None
+    timestamp: str | None
+    ref: str | None
+    belief: float | None
+    status: str | None
+    created_at: str | None
+    props: dict[str, Any]
+    neighbours: list[dict[str, Any]]  # direction, type, weight, node_id, kind, text[, props]
+    provenance: Provenance
+
+
+def stats(mem: Memory) -> StoreStats:
     """Counts by node kind and edge type, spaces, embedding settings and file size."""
     store = mem.store
     dim = store.get_meta("embedding.dim")
@@ -89,7 +140,7 @@ def _neighbours(store: Store, node: Node) -> list[dict[str, Any]]:
     return neighbours
 
 
-def _provenance(store: Store, node: Node) -> dict[str, Any]:
+def _provenance(store: Store, node: Node) -> Provenance:
     """The episodes a derived node came from, by node id (what `inspect node` takes) with
     their refs from the input beside them, and the files an episode was ingested from."""
     pairs = store.source_episodes(node.id) if node.kind != "episode" else []
@@ -100,7 +151,7 @@ def _provenance(store: Store, node: Node) -> dict[str, Any]:
     }
 
 
-def node_view(mem: Memory, public_id: str) -> dict[str, Any]:
+def node_view(mem: Memory, public_id: str) -> NodeView:
     """A node's fields and props, its edges with the node at the other end, and provenance."""
     store = mem.store
     node = store.node_by_public_id(public_id, mem.space)

@@ -4,7 +4,7 @@ rewrite the full-text rows of CJK text."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from memcli.llm.embedder import embed_all
 from memcli.models import embedding_text
@@ -14,7 +14,18 @@ if TYPE_CHECKING:
     from memcli.ops import Memory
 
 
-def reindex(mem: Memory, progress: Progress | None = None) -> dict[str, Any]:
+class ReindexReport(TypedDict):
+    """What `memcli reindex` did."""
+
+    nodes: int
+    embedded: int
+    embedding: str  # provider:model now recorded in the store
+    dim: int | None
+    text_rows: int  # full-text rows of CJK text split again
+    seconds: float
+
+
+def reindex(mem: Memory, progress: Progress | None = None) -> ReindexReport:
     """Embed all nodes of all spaces, then swap the vector table in one transaction (and
     re-split the full-text rows of CJK text indexed before memcli split it)."""
     progress = progress or NoProgress()

@@ -203,6 +203,20 @@ VECTOR_INSERT = "INSERT INTO vec_nodes (rowid, space, kind, embedding) VALUES (?
 VECTOR_GET = "SELECT embedding FROM vec_nodes WHERE rowid = ?"
 
 
+# The in-process vector index (vector_index.py): the writers' counters, then every vector
+# read from sqlite-vec's own storage (its rowid map and vector chunks, five times faster
+# than scanning the virtual table), or by that scan when the layout is another version's.
+VECTOR_COUNTERS = "SELECT key, value FROM meta WHERE key IN (?, ?)"
+VECTOR_PLACES = "SELECT rowid, chunk_id, chunk_offset FROM vec_nodes_rowids"
+VECTOR_CHUNKS = "SELECT rowid, vectors FROM vec_nodes_vector_chunks00 ORDER BY rowid"
+VECTOR_COUNT = "SELECT count(*) FROM vec_nodes"
+VECTOR_ALL = "SELECT rowid, embedding FROM vec_nodes"
+# The scan's own distance function, for ranking the index's candidates exactly as it would.
+VECTOR_DISTANCE = "SELECT vec_distance_cosine(?, ?)"
+NODE_LABELS = "SELECT id, space, kind FROM nodes ORDER BY id"
+NODES_AFTER = "SELECT id, space, kind FROM nodes WHERE id > ? AND id <= ? ORDER BY id"
+
+
 def vector_search(kinds: int) -> str:
     return (
         "SELECT rowid, distance FROM vec_nodes WHERE embedding MATCH ? AND k = ? AND space = ?"

@@ -15,6 +15,7 @@ import argparse
 import dataclasses
 import itertools
 import json
+import os
 import random
 import statistics
 import sys
@@ -36,7 +37,8 @@ from memcli.retrieval import get_retriever  # noqa: E402
 from tests.bench.reference import reference_ppr  # noqa: E402
 from tests.bench.synthetic import build_scaled, dev_questions  # noqa: E402
 
-DEV = ROOT.parent / "shared" / "data" / "locomo-dev.json"
+# The dev file beside the checkout, or wherever LOCOMO_DEV points (a git worktree elsewhere).
+DEV = Path(os.environ.get("LOCOMO_DEV") or ROOT.parent / "shared" / "data" / "locomo-dev.json")
 STRATEGIES = ("lexical", "semantic", "hybrid", "dwpr", "gam")
 
 

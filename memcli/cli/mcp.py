@@ -1,0 +1,56 @@
+"""`memcli mcp`: serve the memory to MCP clients."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Annotated
+
+import typer
+
+from memcli.cli.common import State, with_state
+from memcli.cli.root import app
+from memcli.errors import ConfigError
+
+Http = Annotated[
+    bool,
+    typer.Option("--http", help="Streamable HTTP on 127.0.0.1 instead of stdio."),
+]
+Port = Annotated[
+    int, typer.Option("--port", min=1, max=65535, help="Port for --http (URL path /mcp).")
+]
+
+
+@app.command("mcp")
+@with_state("db", "space")
+def mcp(state: State, http: Http = False, port: Port = 8765) -> None:
+    """Serve the memory over the Model Context Protocol, with the model and vectors warm.
+
+    Tools: remember, recall, answer, ingest, forget, stats, inspect. Resources:
+    memcli://node/ID, memcli://node/ID/provenance, memcli://stats. Register it in an MCP
+    client as the command `memcli` with the arguments `--db PATH mcp`.
+
+    [b]Examples[/b]
+
+      memcli --db ~/memory.db mcp
+
+      memcli --db ~/memory.db mcp --http --port 8765   (http://127.0.0.1:8765/mcp)
+    """
+    server = _server_module()
+    cfg = state.config_obj()
+    where = f"http://127.0.0.1:{port}/mcp" if http else "stdio"
+    state.out.info(f"memcli mcp: serving {cfg.db_path} (space {cfg.space}) on {where}")
+    server.serve(cfg, http=http, port=port)
+
+
+def _server_module() -> ModuleType:
+    """memcli.mcp_server, or a clear error when the `mcp` SDK is not installed."""
+    try:
+        from memcli import mcp_server
+    except ImportError as exc:
+        if not (exc.name or "").startswith("mcp"):
+            raise
+        raise ConfigError(
+            f"memcli mcp needs the MCP Python SDK, which is not installed ({exc})",
+            fix="pip install 'mcp>=2' (or reinstall memcli, which depends on it)",
+        ) from None
+    return mcp_server

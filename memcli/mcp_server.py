@@ -1,0 +1,295 @@
+"""`memcli mcp`: the memory as a Model Context Protocol server, on the official `mcp` SDK.
+
+One process keeps the store open and the embedding model and the vectors warm, so a recall
+costs milliseconds instead of a process start. Every tool is a thin layer over one
+`memcli.Memory` method and returns the JSON that `memcli --json` prints for the same work.
+A memcli error becomes a tool error whose text is the message and its fix.
+
+Calls run on the SDK's worker threads; each call in flight borrows its own Memory (its own
+SQLite connection) from a pool, and all of them share the one embedder and the one
+in-process vector index. Writers elsewhere (a `memcli consolidate` from cron) are seen on
+the next call: SQLite's WAL keeps reads going while they write.
+
+This is the only module that imports `mcp`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import logging
+import threading
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from pydantic import Field
+
+from memcli.config import Config
+from memcli.errors import LLMNotConfigured, MemcliError, UsageError
+from memcli.ops import Memory
+from memcli.ops.prune import Selection
+
+F = TypeVar("F", bound=Callable[..., Any])
+log = logging.getLogger("memcli.mcp")
+
+HTTP_HOST = "127.0.0.1"  # streamable HTTP is for this machine's clients only
+HTTP_PATH = "/mcp"
+
+INSTRUCTIONS = (
+    "Long-term memory in one local SQLite file. Call `recall` with the user's question "
+    "before answering anything that may depend on earlier conversations; cite the node ids "
+    "(ep12, fa3) it returns. Store what is worth keeping with `remember`. `forget` only "
+    "reports what it would remove unless called with confirm=true."
+)
+
+NO_LLM_FIX = (
+    "call the `recall` tool and answer from its context yourself, or give memcli an LLM "
+    "(llm.provider and llm.model in its config, or MEMCLI_LLM_PROVIDER/MEMCLI_LLM_MODEL in "
+    "the server's environment) and restart the server"
+)
+
+Space = Annotated[str | None, Field(description="Memory space (default: the server's).")]
+K = Annotated[int | None, Field(ge=1, le=200, description="Hits to return (default 10).")]
+Strategy = Annotated[
+    str | None, Field(description="hybrid (default), dwpr, gam, lexical or semantic.")
+]
+
+
+class Pool:
+    """Memories over one store file, one per call in flight, sharing the warm models."""
+
+    def __init__(self, cfg: Config) -> None:
+        self.cfg = cfg
+        first = Memory(cfg)
+        try:
+            first.warm_up()
+        except BaseException:
+            first.close(failed=True)
+            raise
+        self._embedder = first.load_embedder()
+        self._idle = [first]
+        self._every = [first]
+        self._lock = threading.Lock()
+
+    def _new(self) -> Memory:
+        mem = Memory(self.cfg, embedder=self._embedder)
+        mem.store.use_vector_index()  # the process's index: already loaded, shared
+        self._every.append(mem)
+        return mem
+
+    @contextmanager
+    def memory(self, space: str | None = None) -> Iterator[Memory]:
+        """A Memory for one call, in `space` (default: the configured one)."""
+        if space is not None and not space.strip():
+            raise UsageError("space must not be empty", fix="leave it out for the default")
+        with self._lock:
+            mem = self._idle.pop() if self._idle else self._new()
+        try:
+            if space is None or space == mem.space:
+                yield mem
+            else:
+                cfg = dataclasses.replace(self.cfg, space=space)
+                yield Memory(cfg, store=mem.store, embedder=self._embedder)
+        finally:
+            with self._lock:
+                self._idle.append(mem)
+
+    def close(self) -> None:
+        for mem in self._every:
+            mem.close()
+
+
+def _tool_errors(fn: F) -> F:
+    """Report memcli errors as tool errors (message and fix), and anything else as an
+    internal error with its traceback on stderr."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemcliError as exc:
+            raise ToolError(str(exc)) from None
+        except Exception as exc:
+            log.error("%s failed:\n%s", fn.__name__, traceback.format_exc())
+            raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _resource_errors(fn: F) -> F:
+    """Report memcli errors while reading a resource as resource errors."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemcliError as exc:
+            raise ResourceError(str(exc)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def provenance(mem: Memory, node_id: str) -> dict[str, Any]:
+    """Where a node came from: its files, the turns behind it, and the nodes it rests on."""
+    view = mem.node_view(node_id)
+    rests_on = [
+        n
+        for n in view["neighbours"]
+        if (n["direction"] == "out" and n["type"] in ("DERIVED_FROM", "DERIVED_FROM_FACT"))
+        or (n["direction"] == "in" and n["type"] == "PART_OF")
+    ]
+    return {
+        "node_id": view["node_id"],
+        "kind": view["kind"],
+        "text": view["text"],
+        "files": view["provenance"]["files"],
+        "episodes": view["provenance"]["episodes"],
+        "rests_on": rests_on,
+    }
+
+
+def build_server(pool: Pool) -> MCPServer:
+    """The MCP server: its tools and resources, each a call of one Memory method."""
+    server = MCPServer("memcli", instructions=INSTRUCTIONS, log_level="WARNING")
+    _add_memory_tools(server, pool)
+    _add_ingest_tool(server, pool)
+    _add_admin_tools(server, pool)
+    _add_resources(server, pool)
+    return server
+
+
+def _add_memory_tools(server: MCPServer, pool: Pool) -> None:
+    @server.tool()
+    @_tool_errors
+    def remember(
+        text: str,
+        role: str | None = None,
+        session: str | None = None,
+        time: str | None = None,
+        source: str | None = None,
+        space: Space = None,
+    ) -> dict[str, Any]:
+        """Store one memory (a fact, a decision, something the user said). `role`: who said
+        it; `time`: when (ISO date, default now); `source`: a name to forget it by later.
+        Returns its node id."""
+        with pool.memory(space) as mem:
+            report = mem.add(text, role=role, session=session, time=time, source=source)
+        return report.to_dict()
+
+    @server.tool()
+    @_tool_errors
+    def recall(
+        question: str, strategy: Strategy = None, k: K = None, space: Space = None
+    ) -> dict[str, Any]:
+        """Memories relevant to a question, packed as dated, cited context (`context`),
+        with the ranked hits. No LLM is called."""
+        with pool.memory(space) as mem:
+            return mem.recall(question, strategy=strategy, k=k).to_dict()
+
+    @server.tool()
+    @_tool_errors
+    def answer(
+        question: str, strategy: Strategy = None, k: K = None, space: Space = None
+    ) -> dict[str, Any]:
+        """Answer a question from memory with the LLM configured for memcli, citing node
+        ids. Fails when no LLM is configured: use `recall` and answer yourself."""
+        with pool.memory(space) as mem:
+            try:
+                return mem.ask(question, strategy=strategy, k=k).to_dict()
+            except LLMNotConfigured as exc:
+                raise LLMNotConfigured(exc.message, fix=NO_LLM_FIX) from None
+
+
+def _add_ingest_tool(server: MCPServer, pool: Pool) -> None:
+    @server.tool()
+    @_tool_errors
+    def ingest(
+        path: str, format: str | None = None, skip_invalid: bool = False, space: Space = None
+    ) -> dict[str, Any]:
+        """Store every turn of a conversation file on this machine (jsonl, chat JSON,
+        LoCoMo JSON or a transcript; a relative path is from the server's directory).
+        Ingesting the same file again adds nothing."""
+        with pool.memory(space) as mem:
+            return mem.ingest(path, fmt=format, skip_invalid=skip_invalid).to_dict()
+
+
+def _add_admin_tools(server: MCPServer, pool: Pool) -> None:
+    @server.tool()
+    @_tool_errors
+    def forget(
+        nodes: list[str] | None = None,
+        sessions: list[str] | None = None,
+        sources: list[str] | None = None,
+        confirm: bool = False,
+        space: Space = None,
+    ) -> dict[str, Any]:
+        """Forget memories by node id (ep12), session (glob allowed) or source name, and
+        what was derived only from them. Without confirm=true nothing is removed: the
+        result says what would be (`dry_run`: true)."""
+        selection = Selection(
+            sources=tuple(sources or ()), sessions=tuple(sessions or ()), nodes=tuple(nodes or ())
+        )
+        with pool.memory(space) as mem:
+            return mem.prune(selection, dry_run=not confirm).to_dict()
+
+    @server.tool()
+    @_tool_errors
+    def stats(space: Space = None) -> dict[str, Any]:
+        """What the memory holds: nodes by kind, edges by type, sessions, sources, the
+        embedding model, file size and consolidation state."""
+        with pool.memory(space) as mem:
+            return dict(mem.stats())
+
+    @server.tool()
+    @_tool_errors
+    def inspect(node_id: str, space: Space = None) -> dict[str, Any]:
+        """One memory by id (ep12, fa3, sg2...): its text, properties, neighbours in the
+        graph and where it came from."""
+        with pool.memory(space) as mem:
+            return dict(mem.node_view(node_id))
+
+
+def _add_resources(server: MCPServer, pool: Pool) -> None:
+    @server.resource("memcli://node/{node_id}{?space}", mime_type="application/json", name="node")
+    @_resource_errors
+    def node(node_id: str, space: str | None = None) -> str:
+        """One node with its neighbours and provenance (as `memcli inspect node`)."""
+        with pool.memory(space) as mem:
+            return json.dumps(mem.node_view(node_id), ensure_ascii=False)
+
+    @server.resource(
+        "memcli://node/{node_id}/provenance{?space}",
+        mime_type="application/json",
+        name="provenance",
+    )
+    @_resource_errors
+    def node_provenance(node_id: str, space: str | None = None) -> str:
+        """Where a node came from: source files, the turns behind it, the nodes it rests on."""
+        with pool.memory(space) as mem:
+            return json.dumps(provenance(mem, node_id), ensure_ascii=False)
+
+    @server.resource("memcli://stats", mime_type="application/json", name="stats")
+    @_resource_errors
+    def store_stats() -> str:
+        """Counts and settings of the default space."""
+        with pool.memory() as mem:
+            return json.dumps(dict(mem.stats()), ensure_ascii=False)
+
+
+def serve(cfg: Config, *, http: bool = False, port: int = 8765) -> None:
+    """Warm up, then serve over stdio (or streamable HTTP on 127.0.0.1:`port`) until the
+    client goes away."""
+    pool = Pool(cfg)
+    try:
+        server = build_server(pool)
+        if http:
+            server.run("streamable-http", host=HTTP_HOST, port=port, streamable_http_path=HTTP_PATH)
+        else:
+            server.run("stdio")
+    finally:
+        pool.close()

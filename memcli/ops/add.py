@@ -1,0 +1,112 @@
+"""`memcli add`: one memory from text, stored like an ingested turn.
+
+The text becomes an episode of a source named by `source` (default "memcli-add"), so it is
+found, consolidated and forgotten (`prune --source NAME`) like the turns of an ingested file.
+Without a time it is dated now; without a session it joins the source's session of that day
+("memcli-add:2024-05-03"), so a day's notes form one conversation for consolidation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time as clock
+from datetime import date, datetime, timezone
+from typing import TYPE_CHECKING, BinaryIO
+
+from memcli import dates
+from memcli.errors import InvalidInput, UsageError
+from memcli.models import AddReport, Episode, node_public_id
+from memcli.ops.ingest import plan_sources, store_plans
+from memcli.progress import NoProgress
+from memcli.readers import Source
+from memcli.readers.jsonl import MAX_TEXT_BYTES
+
+if TYPE_CHECKING:
+    from memcli.ops import Memory
+
+DEFAULT_SOURCE = "memcli-add"
+SOURCE_FORMAT = "add"
+
+
+def _label(value: str | None, what: str, default: str | None = None) -> str | None:
+    """A role, session or source name: stripped, and never blank when given."""
+    if value is None:
+        return default
+    label = value.strip()
+    if not label:
+        raise UsageError(f"{what} must not be empty", fix=f"leave {what} out, or give a name")
+    return label
+
+
+def _when(value: str | datetime | date | None, now: datetime) -> tuple[str, str]:
+    """(ISO time, the time as given) of the memory; now when no time is given."""
+    if value is None:
+        stamp = now.astimezone(timezone.utc).replace(microsecond=0, tzinfo=None).isoformat()
+        return stamp, stamp
+    if isinstance(value, (datetime, date)):
+        value = value.isoformat()
+    iso = dates.normalize(value)
+    if iso is None:
+        raise UsageError(
+            f"--time expects a date or date-time, got {value!r}",
+            fix="e.g. --time 2024-05-03, --time '2024-05-03 14:30' or a Unix time",
+        )
+    return iso, value
+
+
+def check_text(text: str) -> None:
+    """InvalidInput for text that cannot be a memory: blank, over 1 MiB, or not text."""
+    if not text.strip():
+        raise InvalidInput(["the text to remember is empty"], fix="pass some text, or - for stdin")
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(
+            [f"the text to remember is not valid Unicode (a lone surrogate at {exc.start})"]
+        ) from None
+    if size > MAX_TEXT_BYTES:
+        raise InvalidInput([f"the text to remember is {size} bytes, over the 1 MiB limit"])
+
+
+def read_text(stream: BinaryIO, name: str = "<stdin>") -> str:
+    """A memory's text from a byte stream: UTF-8, without the trailing line breaks."""
+    raw = stream.read()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            [f"{name}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})"],
+            fix="convert it first, e.g. iconv -f latin1 -t utf-8",
+        ) from None
+    return text.rstrip("\r\n")
+
+
+def source_sha(label: str) -> str:
+    """The identity of an `add` source: one per name, whatever text it holds."""
+    return hashlib.sha256(f"memcli add\0{label}".encode()).hexdigest()
+
+
+def add(
+    mem: Memory,
+    text: str,
+    *,
+    role: str | None = None,
+    session: str | None = None,
+    time: str | datetime | date | None = None,
+    source: str | None = None,
+    now: datetime | None = None,
+) -> AddReport:
+    """Store `text` as one episode; adding the same text, role, session and time again
+    stores nothing new."""
+    started = clock.perf_counter()
+    check_text(text)
+    speaker = _label(role, "--role")
+    label = _label(source, "--source", DEFAULT_SOURCE) or DEFAULT_SOURCE
+    iso, raw = _when(time, now or datetime.now(timezone.utc))
+    chosen = _label(session, "--session", f"{label}:{iso[:10]}") or label
+    mem.check_embedder()
+    episode = Episode(text=text, speaker=speaker, session=chosen, timestamp=iso, timestamp_raw=raw)
+    plans = plan_sources([Source(label, source_sha(label), SOURCE_FORMAT, [episode])])
+    report = store_plans(mem, plans, NoProgress(), started)
+    node = mem.store.ids_for_keys(mem.space, "episode", plans[0].keys)[0]
+    return AddReport(node_public_id("episode", node), report.new > 0, chosen, iso, label)
