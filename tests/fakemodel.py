@@ -195,7 +195,7 @@ def consolidation_reply(body: dict[str, Any]) -> str:
 
 # -- a topic-aware consolidation model with switches -------------------------------------------
 
-TOPICS = ("pottery", "adoption", "marathon", "camping")
+TOPICS = ("woodturning", "allotment", "marathon", "canoe")
 
 
 class ScriptedLLM:
@@ -211,6 +211,7 @@ class ScriptedLLM:
         self.fenced = False  # wrap replies in prose and ```json fences, with trailing commas
         self.bad_first: set[str] = set()  # tasks whose first reply misses required fields
         self.always_bad: set[str] = set()  # tasks whose replies never validate
+        self.topics = TOPICS  # the words that make a turn worth a fact
 
     def __call__(self, body: dict[str, Any]) -> str:
         request = read(body)
@@ -236,7 +237,7 @@ class ScriptedLLM:
     def summarize(self, values: dict[str, str]) -> dict[str, Any]:
         turns = _TURN.findall(values["turns"])
         text = " ".join(t[3] for t in turns)
-        words = [t for t in TOPICS if t in text.lower()]
+        words = [t for t in self.topics if t in text.lower()]
         return {"summary": f"{turns[0][2]} and others talk: {turns[0][3]}", "keywords": words}
 
     def relate(self, values: dict[str, str]) -> dict[str, Any]:
@@ -252,7 +253,7 @@ class ScriptedLLM:
         facts: list[dict[str, Any]] = []
         concepts: dict[str, list[str]] = {}
         for n, (ep, _, speaker, text, dates) in enumerate(_TURN.findall(values["new_turns"])):
-            topic = next((t for t in TOPICS if t in text.lower()), None)
+            topic = next((t for t in self.topics if t in text.lower()), None)
             if topic is None:
                 continue
             # Alternate plural and singular labels: the store must keep one concept.
@@ -280,5 +281,5 @@ class ScriptedLLM:
         if len(shown) < 2:
             return {"reflections": []}
         cited = shown[:2] + (["fa99999"] if self.invent_ids else [])
-        reflection = {"text": "Ana keeps returning to pottery.", "belief": 0.8, "facts": cited}
+        reflection = {"text": "Ana keeps returning to woodturning.", "belief": 0.8, "facts": cited}
         return {"reflections": [reflection]}

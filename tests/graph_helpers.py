@@ -83,9 +83,9 @@ def consolidated_graph(path: Path, vectors: bool = False) -> dict[str, int]:
     b = Builder(path, vectors=vectors)
     ids: dict[str, int] = {}
     turns = [
-        ("e1", "Bo", "I adopted a greyhound called Comet last spring"),
+        ("e1", "Bo", "I rescued a greyhound called Biscuit last spring"),
         ("e2", "Ana", "Lovely, greyhounds are so calm"),
-        ("e3", "Bo", "Comet sleeps all day on the sofa"),
+        ("e3", "Bo", "Biscuit sleeps all day on the sofa"),
         ("e4", "Ana", "I repainted the kitchen blue"),
     ]
     for seq, (ref, speaker, text) in enumerate(turns):
@@ -99,7 +99,7 @@ def consolidated_graph(path: Path, vectors: bool = False) -> dict[str, int]:
         b.edge(ids[ref], ids["seg"], "PART_OF")
     ids["concept"] = b.node("concept", "pet_dog")
     b.edge(ids["e1"], ids["concept"], "HAS_CONCEPT")
-    ids["fact"] = b.node("fact", "Bo owns a greyhound named Comet", belief=0.95)
+    ids["fact"] = b.node("fact", "Bo owns a greyhound named Biscuit", belief=0.95)
     b.edge(ids["fact"], ids["e1"], "DERIVED_FROM")
     ids["refl"] = b.node("reflection", "Bo is devoted to animals")
     b.edge(ids["refl"], ids["fact"], "DERIVED_FROM_FACT")
@@ -123,7 +123,7 @@ CONVERSATION = [
     {"id": "a3", "session": "s1", "timestamp": "2023-05-08T10:02:00", "speaker": "Ana",
      "content": "Which research topic did you finally pick for the thesis?"},
     {"id": "a4", "session": "s1", "timestamp": "2023-05-08T10:03:00", "speaker": "Bo",
-     "content": "Adoption agencies and how they match families."},
+     "content": "Tidal energy and how coastal towns store it."},
     {"id": "a5", "session": "s1", "timestamp": "2023-05-08T10:04:00", "speaker": "Ana",
      "content": "I am baking sourdough bread for the market."},
     {"id": "b1", "session": "s2", "timestamp": "2023-06-01T18:00:00", "speaker": "Bo",

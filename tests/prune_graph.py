@@ -38,10 +38,10 @@ def build(store: Store, space: str = "default") -> Graph:
     """
     ids: dict[str, int] = {}
     turns = [
-        ("e1", "s1", "2024-01-10T09:00:00", "Ana adopted a greyhound called Pistachio"),
-        ("e2", "s1", "2024-01-10T09:01:00", "Ben started pottery classes on Tuesdays"),
+        ("e1", "s1", "2024-01-10T09:00:00", "Ana rescued a greyhound called Pistachio"),
+        ("e2", "s1", "2024-01-10T09:01:00", "Ben started woodturning classes on Tuesdays"),
         ("e3", "s1", "2024-01-10T09:02:00", "they both like hiking near the lighthouse"),
-        ("e4", "s2", "2024-05-20T18:00:00+02:00", "Ben finished a blue pottery vase"),
+        ("e4", "s2", "2024-05-20T18:00:00+02:00", "Ben finished a blue woodturning vase"),
         ("e5", "s2", "2024-05-20T18:05:00+02:00", "Ana lives in Porto now"),
         ("e6", "s3", None, "an undated remark about quinces"),
     ]
@@ -55,16 +55,16 @@ def build(store: Store, space: str = "default") -> Graph:
         store.link_sources([(ids["e1"], a), (ids["e2"], a), (ids["e3"], a), (ids["e3"], b)])
         store.link_sources([(ids["e4"], b), (ids["e5"], b), (ids["e6"], b)])
         derived = [
-            ("g1", "segment", "hiking pottery and a greyhound", {}),
+            ("g1", "segment", "hiking woodturning and a greyhound", {}),
             ("g2", "segment", "a vase and a move to Porto", {}),
             ("f1", "fact", "Ana owns a greyhound named Pistachio", {"belief": 0.8}),
-            ("f2", "fact", "Ben practises pottery", {"belief": 0.7}),
+            ("f2", "fact", "Ben practises woodturning", {"belief": 0.7}),
             ("f3", "fact", "Ana lives in Lisbon", {"belief": 0.2, "status": "superseded"}),
             ("f4", "fact", "Ana lives in Porto", {"belief": 0.9, "status": "active"}),
             ("r1", "reflection", "Ana loves dogs", {"belief": 0.6}),
             ("r2", "reflection", "Ana settles down with a dog", {"belief": 0.4}),
             ("c1", "concept", "greyhound", {"key": "greyhound"}),
-            ("c2", "concept", "pottery", {"key": "pottery"}),
+            ("c2", "concept", "woodturning", {"key": "woodturning"}),
             ("n1", "entity", "Pistachio", {}),
             ("n2", "entity", "Ben", {}),
             ("n3", "entity", "Porto", {}),

@@ -19,7 +19,7 @@ TURNS = [
     ("s1", "2024-03-02T09:00:00", "Ann", "I booked the Alfama hotel in Lisbon for the conference."),
     ("s1", "2024-03-02T09:01:00", "Ben", "Great, the conference is about graph databases."),
     ("s1", "2024-03-02T09:02:00", "Ann", "My talk is on the second day of the conference."),
-    ("s2", "2024-03-09T18:00:00", "Ben", "Did you adopt the grey kitten from the shelter?"),
+    ("s2", "2024-03-09T18:00:00", "Ben", "Did you take in the grey kitten from the shelter?"),
     ("s2", "2024-03-09T18:01:00", "Ann", "Yes, her name is Miso and she sleeps all day."),
 ]
 QUESTION = "Which hotel did Ann book in Lisbon?"

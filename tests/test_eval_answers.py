@@ -92,14 +92,14 @@ def test_a_judge_that_never_answers_properly_gives_no_verdict(
 TURNS = {
     "session_1": [
         ("Rosa", "I started learning the cello last week."),
-        ("Tom", "I am repairing an old sailboat with my uncle."),
+        ("Tom", "I am repairing an old sailboat with my cousin."),
         ("Rosa", "My sister plays the piano and the violin."),
         ("Tom", "We will sail on the lake near Oslo in June."),
     ],
     "session_2": [
         ("Tom", "The sailboat is finally painted blue."),
         ("Rosa", "I played my first cello piece at a recital yesterday."),
-        ("Tom", "My uncle grows tomatoes in his garden."),
+        ("Tom", "My cousin grows tomatoes in his garden."),
     ],
 }
 # question, gold answer, category, evidence, the scripted model's answer (None: garbage).
@@ -108,7 +108,7 @@ QA = [
     ("What colour was the sailboat painted?", "blue", 4, "D2:1", "Green."),
     ("When did Rosa play at a recital?", "19 April 2024", 2, "D2:2", "On 19 April 2024."),
     ("Which instruments does Rosa's sister play?", "piano and violin", 1, "D1:3", "The piano."),
-    ("What does Tom's uncle grow?", "tomatoes", 3, "D2:3", None),
+    ("What does Tom's cousin grow?", "tomatoes", 3, "D2:3", None),
     ("Where will Tom sail?", "lake near Oslo", 4, "D1:4", "On the lake near Oslo."),
 ]
 UNGRADABLE = "lake near Oslo"  # the scripted judge replies garbage for this one

@@ -21,8 +21,8 @@ NS = {"g": "http://graphml.graphdrawing.org/xmlns"}
 @pytest.fixture
 def store_path(tmp_path: Path) -> Path:
     b = Builder(tmp_path / "g.db", vectors=False)
-    first = b.node("episode", 'Caroline said "hi" & left\nearly', speaker="Caroline", ref="D1:1")
-    second = b.node("episode", "Melanie waved", speaker="Melanie", ref="D1:2")
+    first = b.node("episode", 'Ana said "hi" & left\nearly', speaker="Ana", ref="D1:1")
+    second = b.node("episode", "Ben waved", speaker="Ben", ref="D1:2")
     segment = b.node("segment", "greetings")
     b.chain([first, second])
     b.edge(first, segment, "PART_OF")
@@ -57,8 +57,8 @@ def test_graphml_is_valid_xml_with_nodes_edges_and_attributes(store_path: Path) 
     ids = [data(n)["name"] for n in nodes]
     assert all(i.startswith(("ep", "sg")) for i in ids)
     values = data(nodes[0])
-    assert values["kind"] == "episode" and values["speaker"] == "Caroline"
-    assert values["text"] == 'Caroline said "hi" & left\nearly'
+    assert values["kind"] == "episode" and values["speaker"] == "Ana"
+    assert values["text"] == 'Ana said "hi" & left\nearly'
     types = sorted(data(e)["type"] for e in edges)
     assert types == ["NEXT", "PART_OF", "PART_OF"]
     vertex = {n.get("id"): data(n)["name"] for n in nodes}
@@ -80,7 +80,7 @@ def test_dot_is_a_digraph_with_escaped_labels(store_path: Path) -> None:
     text = export(store_path, "dot")
     assert "digraph {" in text and "name=default" in text
     assert text.rstrip().endswith("}")
-    assert 'label="Caroline said \\"hi\\" & left early"' in text  # quotes escaped, one line
+    assert 'label="Ana said \\"hi\\" & left early"' in text  # quotes escaped, one line
     assert text.count(" -> ") == 3
     assert "label=PART_OF\n    weight=0.5" in text
 

@@ -61,7 +61,7 @@ def test_cli_dry_run_text_and_json(cli_db: tuple[Memcli, Graph]) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == "would remove 9 nodes and 17 edges"
     assert "  episode           3" in lines and "source files: a.jsonl" in lines
-    assert f"  {g.pid('e1'):<8} episode    Ana adopted a greyhound called Pistachio" in lines
+    assert f"  {g.pid('e1'):<8} episode    Ana rescued a greyhound called Pistachio" in lines
     assert result.stderr.strip() == "dry run: nothing was changed"
     result = cli("--json", "prune", "--node", g.pid("f3"), "--yes")
     assert result.exit_code == 0 and result.stderr == ""
@@ -100,7 +100,7 @@ def test_forgotten_text_is_gone_from_ask_inspect_and_after_vacuum_the_file(
     cli_db: tuple[Memcli, Graph],
 ) -> None:
     cli, g = cli_db
-    sentence = "Ana adopted a greyhound called Pistachio"
+    sentence = "Ana rescued a greyhound called Pistachio"
     asked = cli("--json", "ask", "--context-only", "greyhound Pistachio")
     assert sentence in asked.stdout
     assert sentence.encode() in raw_bytes(cli.db)

@@ -115,7 +115,7 @@ def test_jsonl_maps_fields_and_keeps_the_rest_as_props() -> None:
     assert isinstance(first, Episode) and isinstance(second, Episode)
     assert isinstance(third, Episode)
     assert (first.text, first.speaker, first.session, first.ref, first.line) == (
-        "I adopted a cat named Miso.",
+        "I rescued a cat named Miso.",
         "user",
         "s1",
         "1",

@@ -65,7 +65,7 @@ def test_an_empty_store_gives_no_hits(tmp_path: Path, strategy: str) -> None:
 
 
 def test_the_answer_to_a_matching_question_is_retrieved(tmp_path: Path) -> None:
-    # "Adoption agencies ..." shares no word with the question; it follows the turn that does.
+    # "Tidal energy ..." shares no word with the question; it follows the turn that does.
     question = "Which research topic did Bo pick for the thesis?"
     # (The role cue is off: the question names Bo, whose turn the answer is.)
     with ingested(tmp_path, None, reply_share=0.9, beta_role=1.0) as mem:
@@ -118,7 +118,7 @@ def test_each_strategy_on_a_consolidated_store(
 ) -> None:
     consolidated(stores, tmp_path, vectors=True)
     with memory(tmp_path / "g.db", fake_server) as mem:
-        hits = mem.ask("Bo greyhound Comet", strategy=strategy, k=6, context_only=True).hits
+        hits = mem.ask("Bo greyhound Biscuit", strategy=strategy, k=6, context_only=True).hits
     kinds = {h.node.kind for h in hits}
     assert kinds <= {"episode", "fact", "reflection"}  # organisers lead to memories
     assert "e1" in refs(hits)[:3]
@@ -150,11 +150,11 @@ def test_role_cue_prefers_the_named_speaker(tmp_path: Path, strategy: str) -> No
 
 
 def test_gam_cue_detection() -> None:
-    assert is_temporal("When did Caroline go to the support group?")
+    assert is_temporal("When did Alexandra go to the chess club?")
     assert is_temporal("How long has Bo lived in Porto?")
-    assert not is_temporal("What did Caroline research?")
-    assert named_people("What did caroline say to Mel?", ["Caroline", "Melanie"]) == {"caroline"}
-    assert named_people("Where does Jon Smith work?", ["Jon Smith"]) == {"jon smith"}
+    assert not is_temporal("What did Ana research?")
+    assert named_people("What did alexandra say to Osk?", ["Alexandra", "Oskar"]) == {"alexandra"}
+    assert named_people("Where does Tom Smith work?", ["Tom Smith"]) == {"tom smith"}
     assert named_people("What is it about?", ["Bo"]) == set()  # "about" does not name Bo
     assert named_people("What did Bo's and James' dogs eat?", ["Bo", "James"]) == {"bo", "james"}
 
@@ -194,14 +194,14 @@ def consolidated_hits(
 
 
 def test_pack_keeps_ids_sections_and_time_order(stores: StoreCache, tmp_path: Path) -> None:
-    hits, ids = consolidated_hits(stores, tmp_path, "Bo greyhound Comet sofa", 10)
+    hits, ids = consolidated_hits(stores, tmp_path, "Bo greyhound Biscuit sofa", 10)
     packed = pack(hits, budget=1000, caps={"fact": 60, "reflection": 20, "episode": 80})
     text = packed.context
     assert text.index("## Facts") < text.index("## Conversation excerpts")
     assert f"[fa{ids['fact']}] Bo owns a greyhound" in text
     assert text.index(f"[ep{ids['e1']}]") < text.index(f"[ep{ids['e3']}]")  # time order
     assert "### s1 — Mon 8 May 2023, 10:00" in text
-    assert "Bo: I adopted" in text
+    assert "Bo: I rescued" in text
     capped = pack(hits, budget=1000, caps={"fact": 0, "reflection": 0, "episode": 1})
     assert [h.node.kind for h in capped.included] == ["episode"]
 
@@ -211,7 +211,7 @@ def test_pack_cuts_the_best_hit_rather_than_returning_nothing(
 ) -> None:
     from memcli.retrieval.pack import item_line
 
-    hits, _ids = consolidated_hits(stores, tmp_path, "greyhound Comet", 5)
+    hits, _ids = consolidated_hits(stores, tmp_path, "greyhound Biscuit", 5)
     packed = pack(hits, budget=6, caps={"fact": 60, "reflection": 20, "episode": 80})
     assert len(packed.included) == 1 and packed.included[0].node.id == hits[0].node.id
     line = item_line(packed.included[0])
@@ -239,18 +239,18 @@ def test_cli_ask_with_each_graph_strategy(tmp_path: Path, strategy: str) -> None
 
 
 def topical(tmp_path: Path) -> dict[str, int]:
-    """Two weak matches for a camping question: one inside a camping segment, one not."""
+    """Two weak matches for a canoe question: one inside a canoe segment, one not."""
     b = Builder(tmp_path / "t.db", vectors=False)
     ids = {
         "in_topic": b.node("episode", "It was a fun trip", session="s1", seq=0, ref="t1"),
         "off_topic": b.node(
             "episode", "A trip to the shop, such a long trip", session="s2", seq=0, ref="t2"
         ),
-        "camping": b.node("segment", "Camping in the mountains with the kids", session="s1"),
+        "canoe": b.node("segment", "Canoe paddling on the lake with the kids", session="s1"),
         "shopping": b.node("segment", "Grocery shopping and cooking dinner", session="s2"),
         "loose": b.node("episode", "The trip was fun", session="s3", seq=0, ref="t3"),
     }  # (t3 is in no segment: its session is still in an open buffer)
-    b.edge(ids["in_topic"], ids["camping"], "PART_OF")
+    b.edge(ids["in_topic"], ids["canoe"], "PART_OF")
     b.edge(ids["off_topic"], ids["shopping"], "PART_OF")
     b.close()
     return ids
@@ -259,21 +259,21 @@ def topical(tmp_path: Path) -> dict[str, int]:
 @pytest.mark.parametrize("strategy", ["hybrid", "gam"])
 def test_a_turn_is_read_in_the_context_of_its_topic(tmp_path: Path, strategy: str) -> None:
     topical(tmp_path)
-    question = "What happened on the camping trip in the mountains?"
+    question = "What happened on the canoe trip on the lake?"
     ranked = {}
     for weight in (0.0, 0.3):
         with memory(tmp_path / "t.db", None, topic_weight=weight, reply_share=0.0) as mem:
             answer = mem.ask(question, strategy=strategy, k=3, context_only=True)
             ranked[weight] = [r for r in refs(answer.hits) if r in ("t1", "t2")]
     assert ranked[0.0] == ["t2", "t1"]  # "trip" twice beats "trip" once...
-    assert ranked[0.3] == ["t1", "t2"]  # ...until the camping segment speaks for t1
+    assert ranked[0.3] == ["t1", "t2"]  # ...until the canoe segment speaks for t1
 
 
 def test_topic_bonus_is_bounded_and_a_loose_turn_is_its_own_topic(tmp_path: Path) -> None:
     from memcli.retrieval.topic import memories_in_topics
 
     ids = topical(tmp_path)
-    question = "camping trip in the mountains"
+    question = "canoe trip on the lake"
     with memory(tmp_path / "t.db", None, topic_weight=0.3) as mem:
         ctx = search_context(mem)
         _, topic = memories_in_topics(ctx, question, ["episode"], 10)
@@ -318,5 +318,5 @@ def test_topic_context_is_off_without_segments_or_weight(tmp_path: Path) -> None
         assert topic.segments is None and topic.bonus(search_context(mem), {1: 0.5}) == {}
     topical(tmp_path)
     with memory(tmp_path / "t.db", None, topic_weight=0.0) as mem:
-        _, topic = memories_in_topics(search_context(mem), "camping", ["episode"], 10)
+        _, topic = memories_in_topics(search_context(mem), "canoe", ["episode"], 10)
         assert topic.segments is None

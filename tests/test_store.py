@@ -72,13 +72,13 @@ def test_transaction_rolls_back_on_error(store) -> None:
 
 def test_text_and_vector_search_are_scoped_to_a_space(store) -> None:
     with store.transaction():
-        a = _episode(store, "we adopted a puppy named Rex", 0)
-        b = _episode(store, "we adopted a kitten", 1, space="other")
+        a = _episode(store, "we rescued a puppy named Rex", 0)
+        b = _episode(store, "we rescued a kitten", 1, space="other")
         store.ensure_vectors(3)
         store.put_vectors(
             [(a, "default", "episode", [1, 0, 0]), (b, "other", "episode", [1, 0, 0])]
         )
-    assert [i for i, _ in store.text_search("default", "adopted puppy", 5)] == [a]
+    assert [i for i, _ in store.text_search("default", "rescued puppy", 5)] == [a]
     assert [i for i, _ in store.vector_search("other", [1, 0, 0], 5)] == [b]
     assert store.vector_search("default", [1, 0, 0], 5, kinds=["fact"]) == []
 
@@ -104,7 +104,7 @@ def test_old_shared_full_text_table_is_split_by_space(tmp_path: Path) -> None:
     conn = connect(tmp_path / "old.db")
     for _, step in MIGRATIONS[:2]:  # a store as memcli wrote it before per-space tables
         step(conn)
-    for node_id, space, text in ((1, "a", "pottery class"), (2, "b", "pottery kiln")):
+    for node_id, space, text in ((1, "a", "woodturning class"), (2, "b", "woodturning lathe")):
         conn.execute(
             "INSERT INTO nodes (id, space, kind, text, created_at) VALUES (?, ?, 'episode', ?, '')",
             (node_id, space, text),
@@ -116,8 +116,8 @@ def test_old_shared_full_text_table_is_split_by_space(tmp_path: Path) -> None:
     conn.execute("PRAGMA user_version = 2")
     conn.close()
     s = open_store(tmp_path / "old.db")
-    assert [i for i, _ in s.text_search("a", "pottery", 5)] == [1]
-    assert [i for i, _ in s.text_search("b", "pottery", 5)] == [2]
+    assert [i for i, _ in s.text_search("a", "woodturning", 5)] == [1]
+    assert [i for i, _ in s.text_search("b", "woodturning", 5)] == [2]
     assert not s.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'nodes_fts'").fetchone()
     s.close()
 
@@ -125,13 +125,13 @@ def test_old_shared_full_text_table_is_split_by_space(tmp_path: Path) -> None:
 def test_bm25_prefers_the_better_match(store) -> None:
     with store.transaction():
         weak = _episode(store, "the weather was fine and we talked", 0)
-        strong = _episode(store, "pottery class: I made a pottery bowl", 1)
-    ranked = [i for i, _ in store.text_search("default", "What did she make in pottery?", 5)]
+        strong = _episode(store, "woodturning class: I made a woodturning bowl", 1)
+    ranked = [i for i, _ in store.text_search("default", "What did she make in woodturning?", 5)]
     assert ranked[0] == strong and weak not in ranked
 
 
 def test_fts_query_drops_stopwords_and_quotes() -> None:
-    assert fts_query('What did "Caroline" do?') == '"caroline"'
+    assert fts_query('What did "Alexandra" do?') == '"alexandra"'
     assert fts_query("???") == ""
     assert fts_query("Where was our trip in May?") == '"trip" OR "may"'  # a month, kept
 

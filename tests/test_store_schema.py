@@ -55,11 +55,11 @@ def _old_store(path: Path) -> None:
     conn.execute("INSERT INTO fts_spaces (id, space) VALUES (1, 'a')")
     conn.execute(
         "INSERT INTO nodes (id, space, kind, text, speaker, session, seq, props, created_at)"
-        " VALUES (7, 'a', 'episode', 'we went to the pottery class', 'Ana', 's1', 0, '{}', '')"
+        " VALUES (7, 'a', 'episode', 'we went to the woodturning class', 'Ana', 's1', 0, '{}', '')"
     )
     conn.execute(
         "INSERT INTO fts_1 (rowid, text, speaker, kind)"
-        " VALUES (7, 'we went to the pottery class', 'Ana', 'episode')"
+        " VALUES (7, 'we went to the woodturning class', 'Ana', 'episode')"
     )
     conn.execute(
         "INSERT INTO vec_nodes (rowid, space, kind, embedding) VALUES (7, 'a', 'episode', ?)",
@@ -74,15 +74,15 @@ def test_a_store_written_by_the_previous_code_opens_and_works(tmp_path: Path) ->
     _old_store(tmp_path / "old.db")
     with open_store(tmp_path / "old.db") as store:
         assert store.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
-        assert store.get_node(7).text == "we went to the pottery class"
-        assert [i for i, _ in store.text_search("a", "pottery", 5)] == [7]
+        assert store.get_node(7).text == "we went to the woodturning class"
+        assert [i for i, _ in store.text_search("a", "woodturning", 5)] == [7]
         assert [i for i, _ in store.vector_search("a", [1, 0, 0], 5)] == [7]
         with store.transaction():
             store.ensure_vectors(3)
-            new = store.insert_node("a", "episode", "the pottery kiln", session="s1", seq=1)
+            new = store.insert_node("a", "episode", "the woodturning lathe", session="s1", seq=1)
             store.put_vectors([(new, "a", "episode", [0, 1, 0])])
         assert new == 8
-        assert sorted(i for i, _ in store.text_search("a", "pottery", 5)) == [7, 8]
+        assert sorted(i for i, _ in store.text_search("a", "woodturning", 5)) == [7, 8]
         assert [i for i, _ in store.vector_search("a", [0, 1, 0], 1)] == [8]
         assert _schema(store.conn) == SCHEMA_V3
 

@@ -80,9 +80,9 @@ def test_several_expressions_in_order_and_none_without_a_date() -> None:
 def test_annotation_and_packed_line() -> None:
     refs = time_refs("I went yesterday", SAID)
     assert annotate(refs) == "[yesterday = 7 May 2023]"
-    node = Node(3, "episode", "default", "I went yesterday", speaker="Caroline")
+    node = Node(3, "episode", "default", "I went yesterday", speaker="Ana")
     node.props["time_refs"] = refs
-    assert item_line(Hit(node, 1.0)) == "[ep3] Caroline: I went yesterday [yesterday = 7 May 2023]"
+    assert item_line(Hit(node, 1.0)) == "[ep3] Ana: I went yesterday [yesterday = 7 May 2023]"
 
 
 def test_ingest_stores_resolved_dates_on_episodes(tmp_path: Path) -> None:

@@ -46,11 +46,11 @@ def ask(
 
     [b]Examples[/b]
 
-      memcli ask "Where did Caroline move from?"
+      memcli ask "When is the dentist appointment?"
 
-      memcli ask --context-only "What did Caroline research?"
+      memcli ask --context-only "What did Ana say about the chess club?"
 
-      memcli --json ask --strategy lexical -k 5 --context-only "adoption agencies"
+      memcli --json ask --strategy lexical -k 5 --context-only "chess club"
 
       printf 'Q1\\nQ2\\n' | memcli --json ask --context-only -
     """

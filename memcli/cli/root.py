@@ -135,7 +135,7 @@ app = typer.Typer(
     "and get memories back with citations (ask).\n\n"
     "[b]Examples[/b]\n\n"
     "  memcli ingest chat.jsonl\n\n"
-    "  memcli ask --context-only 'Where did Caroline move from?'\n\n"
+    "  memcli ask --context-only 'When is the dentist appointment?'\n\n"
     "  memcli --json inspect",
 )
 

@@ -201,7 +201,7 @@ class Job:
     def concepts(self) -> ConceptIndex:
         """The space's concepts by canonical label and alias (read on first use)."""
         if self._concepts is None:
-            self._concepts = ConceptIndex(self.store, self.space, self.names)
+            self._concepts = ConceptIndex(self.store, self.space, self.names, self.corpus.generic)
         return self._concepts
 
     def prefetch(self, texts: Iterable[str]) -> None:

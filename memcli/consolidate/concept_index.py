@@ -23,8 +23,15 @@ MAX_LABEL_WORDS = 5
 class ConceptIndex:
     """The space's concepts by canonical label and by alias."""
 
-    def __init__(self, store: Store, space: str, names: frozenset[str]) -> None:
+    def __init__(
+        self,
+        store: Store,
+        space: str,
+        names: frozenset[str],
+        generic: frozenset[tuple[str, ...]] = frozenset(),
+    ) -> None:
         self.names = names
+        self.generic = generic  # the space's generic phrases (`Corpus.generic`)
         self.by_label: dict[str, int] = {}
         for node in store.iter_nodes(space, "concept"):
             self.by_label[node.text] = node.id
@@ -36,7 +43,7 @@ class ConceptIndex:
         tokens = [t for t in canonical_tokens(raw) if t not in self.names]
         if not tokens or len(tokens) > MAX_LABEL_WORDS or all(t.isdigit() for t in tokens):
             return None
-        if is_generic(tuple(tokens)):
+        if is_generic(tuple(tokens), self.generic):
             return None
         return "_".join(tokens)
 

@@ -113,7 +113,7 @@ SPELLING = {
     "pics": "picture",
 }
 
-# Words that add nothing at the edge of a label ("the_pottery_class", "my_garden").
+# Words that add nothing at the edge of a label ("the_chess_club", "my_bicycle").
 _EDGE_WORDS = frozenset("a an the my our your his her their its this that some".split())
 
 

@@ -64,10 +64,6 @@ CHAT_STOPWORDS = frozenset(
     morning evening night weekend recently lately currently
     one two three four five six seven eight nine ten hundred thousand
     off down up out inside outside across behind beside upon within without toward towards
-    cute scared afraid nervous calm brave strong weak kind nice worth key unknown involved
-    resilient motivated motivate inspired determined focused excited sure unique awesome
-    huge massive various main major minor whole entire simple complex perfect amazing
-    difference sign express accept handle handling sitting
     """.split()
 )
 # Suffixes of adverbs and adjectives ("slowly", "thoughtful", "nervous", "hopeless"), and
@@ -86,17 +82,12 @@ def _not_topic(word: str) -> bool:
 
 STOP = STOPWORDS | CHAT_STOPWORDS
 
-# Topics too broad to be a concept on their own (GAAMA's failure mode: generic hubs).
-GENERIC = frozenset(
-    """
-    family life experience experiences conversation sharing friend friends friendship people
-    person fun idea ideas work job moment moments feeling feelings memory memories thing
-    stuff place places plan plans goal goals news story stories picture photo photos pic
-    advice support help chat talk question answer reason matter problem issue world home
-    journey passion dream dreams inspiration motivation happiness joy love care growth
-    personal_growth self_care
-    """.split()
-)
+# A phrase said in more than GENERIC_SPREAD of a space's stretches of STRETCH turns is part
+# of how these people always talk ("life", "example"), not a topic: it would only make a hub.
+# Spaces shorter than MIN_STRETCHES stretches are too short to tell.
+STRETCH = 20
+MIN_STRETCHES = 4
+GENERIC_SPREAD = 0.5
 
 
 def name_tokens(names: Iterable[str | None]) -> frozenset[str]:
@@ -110,7 +101,7 @@ def name_tokens(names: Iterable[str | None]) -> frozenset[str]:
 
 
 def _is_name(word: str, names: frozenset[str]) -> bool:
-    # Nicknames are usually a prefix of the name: "Mel" for "Melanie".
+    # Nicknames are usually a prefix of the name: "Alex" for "Alexandra".
     return word in names or (len(word) >= 3 and word in _prefixes(names))
 
 
@@ -137,7 +128,7 @@ def content_runs(text: str, names: frozenset[str] = frozenset()) -> list[list[st
                 runs.append([])
             continue
         runs[-1].append(norm_token(base))
-        if word != base and runs[-1]:  # "caroline's" / "kid's": the possessive ends the run
+        if word != base and runs[-1]:  # "anna's" / "kid's": the possessive ends the run
             runs.append([])
     return [r for r in runs if r]
 
@@ -151,16 +142,14 @@ def phrases(text: str, names: frozenset[str] = frozenset(), longest: int = 3) ->
     return out
 
 
-def is_generic(phrase: Phrase) -> bool:
-    """True for a phrase that cannot name a topic: a generic word, only stop and generic
-    words, or a phrase whose last word is a past tense ("felt motivated") or, after other
-    words, an -ing form ("man playing"; a lone "painting" is an activity and is kept)."""
-    if "_".join(phrase) in GENERIC or all(w in GENERIC or w in STOP for w in phrase):
+def is_generic(phrase: Phrase, common: frozenset[Phrase] = frozenset()) -> bool:
+    """True for a phrase that cannot name a topic: one of the `common` phrases (the space's
+    generic phrases, see `Corpus.generic`), only stop words, or a phrase whose last word is
+    a past participle ("felt relieved")."""
+    if phrase in common or all(w in STOP for w in phrase):
         return True
     head = phrase[-1]
-    if head.endswith("ed") and not head.endswith("eed") and len(head) > 4:
-        return True
-    return len(phrase) > 1 and head.endswith("ing")
+    return head.endswith("ed") and not head.endswith("eed") and len(head) > 4
 
 
 @dataclass
@@ -171,17 +160,33 @@ class Corpus:
     docs: int = 0
     df: Counter[Phrase] = field(default_factory=Counter)
     postings: dict[Phrase, list[int]] = field(default_factory=dict)  # phrase -> doc ids
+    generic: frozenset[Phrase] = frozenset()  # phrases said all through the space
 
     @classmethod
     def build(cls, docs: Iterable[tuple[int, str]], names: frozenset[str]) -> Corpus:
-        """Count in how many documents (id, text) each phrase occurs, and where."""
-        corpus = cls(names)
-        for doc_id, text in docs:
-            corpus.docs += 1
+        """Count in how many documents (id, text), given in conversation order, each phrase
+        occurs, and where; find the phrases spread over most of the conversation."""
+        docs = list(docs)
+        corpus = cls(names, docs=len(docs))
+        stretches = len(docs) // STRETCH
+        last: dict[Phrase, int] = {}  # phrase -> the last stretch it was seen in
+        spread: Counter[Phrase] = Counter()  # phrase -> how many stretches it is in
+        for i, (doc_id, text) in enumerate(docs):
+            at = i * stretches // len(docs)
             for phrase in set(phrases(text, names)):
                 corpus.df[phrase] += 1
                 corpus.postings.setdefault(phrase, []).append(doc_id)
+                if last.get(phrase) != at:
+                    last[phrase] = at
+                    spread[phrase] += 1
+        if stretches >= MIN_STRETCHES:
+            cut = GENERIC_SPREAD * stretches
+            corpus.generic = frozenset(p for p, n in spread.items() if n > cut)
         return corpus
+
+    def is_generic(self, phrase: Phrase) -> bool:
+        """`is_generic` with this space's generic words."""
+        return is_generic(phrase, self.generic)
 
     def idf(self, phrase: Phrase) -> float:
         """Smoothed inverse document frequency (unseen phrases count as seen once)."""
@@ -239,7 +244,7 @@ def key_phrases(
     scored = []
     for phrase, count in tf.items():
         df = corpus.df.get(phrase, 0)
-        if df < min_df or (max_df is not None and df > max_df) or is_generic(phrase):
+        if df < min_df or (max_df is not None and df > max_df) or corpus.is_generic(phrase):
             continue
         if count < min_turns and len(phrase) == 1:
             continue

@@ -166,7 +166,7 @@ def inherit_replies(ctx: SearchContext, sim: Similarity, among: int, share: floa
     """Let the turn after a question inherit `share` of the question's similarity.
 
     A question and its answer sit in consecutive turns, and the answer often repeats none of
-    the question's words ("What did you research?" / "Adoption agencies."). So when one of the
+    the question's words ("What are you baking?" / "A rye loaf."). So when one of the
     best `among` candidates is a turn that asks something, the next turn of its session
     (its NEXT neighbour) scores at least share × the question's similarity.
     """
