@@ -108,6 +108,9 @@ class RetrievalConfig:
     ppr_weight: Weight = 0.1  # hybrid: similarity + ppr_weight·PageRank, both max-normalised
     reply_share: Share = 0.9  # the turn after a question gets this share of its similarity
     topic_weight: Weight = 0.3  # hybrid, gam: a memory gains this × its segment's similarity
+    entity_weight: Weight = 0.3  # hybrid: a memory gains this × its best matched entity's score
+    entity_seeds: Count = 5  # hybrid: entities matched per question
+    entity_min_similarity: Share = 0.3  # hybrid: least fused similarity of a matched entity
     # PageRank weight per edge type (the edge's stored weight multiplies it):
     edge_next: Weight = 0.8  # episode -> the next episode
     edge_part_of: Weight = 0.5  # episode -> its topic segment
@@ -119,6 +122,7 @@ class RetrievalConfig:
     edge_mentions: Weight = 0.5  # episode -> entity
     edge_relation: Weight = 0.5  # entity -> entity
     edge_supersedes: Weight = 0.5  # fact -> the older fact it replaces
+    edge_contradicts: Weight = 0.5  # fact -> an earlier fact it contradicts
     dwpr_seeds: Count = 10  # dwpr: seeds per aspect (segments, facts/entities, episodes)
     dwpr_damping: Share = 0.5  # dwpr: follow-an-edge probability
     gam_anchors: Amount = 5  # gam: topic anchors found by similarity before RELATED expansion
@@ -148,6 +152,13 @@ class ConsolidationConfig:
     concepts_per_segment: Amount = 3  # keyword concepts chosen per segment without an LLM
     concept_max_df_share: Share = 0.05  # a keyword in more episodes than this is too generic
     concept_merge_threshold: Share = 0.9  # cosine above which two concepts are merged
+    gate: bool = True  # skip LLM extraction of segments with nothing memorable (rule-based)
+    gate_min_words: Count = 2  # informative words that make a turn memorable
+    gate_common_share: Share = 0.02  # a word in more of the turns than this is not informative
+    supersede_batch: Count = 10  # new facts per prompt of the supersede judge
+    supersede_candidates: Amount = 5  # most similar earlier facts shown with each new fact
+    supersede_max_shown: Count = 12  # earlier facts shown with one new fact at most
+    entity_merge_threshold: Share = 0.9  # cosine (with shared letters) merging two entity names
 
 
 @dataclass(frozen=True, config=_RULES)

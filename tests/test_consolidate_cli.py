@@ -57,7 +57,8 @@ def test_consolidate_json_is_one_object(chat_store: Path, fake_server: FakeModel
     assert len(lines) == 1
     data = json.loads(lines[0])
     assert data["locked"] is False and set(data["stages"]) == {
-        "segment", "summarize", "link", "facts", "concepts", "reflect"
+        "segment", "summarize", "link", "gate", "facts", "concepts", "entities", "supersede",
+        "reflect",
     }  # fmt: skip
     assert data["totals"]["llm_calls"] > 0 and data["totals"]["prompt_tokens"] > 0
     for key in ("status", "reason", "items", "nodes", "edges", "llm_calls", "cache_hits"):

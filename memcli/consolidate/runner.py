@@ -63,11 +63,13 @@ def _run_stage(job: Job, stage: Stage) -> None:
         stage.report.status = "failed"
         stage.report.reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         stage.report.seconds = time.perf_counter() - started
-        store.run_finish(run_id, "failed", stage.report.counters(), stage.report.reason)
+        report = stage.report
+        store.run_finish(run_id, "failed", report.counters(), report.reason, report.extra)
         raise
     stage.sync_usage()
     stage.report.seconds = time.perf_counter() - started
-    store.run_finish(run_id, stage.report.status, stage.report.counters(), stage.report.reason)
+    report = stage.report
+    store.run_finish(run_id, report.status, report.counters(), report.reason, report.extra)
 
 
 def _record_skip(job: Job, report: StageReport) -> None:
@@ -101,8 +103,11 @@ def dry_run(job: Job, names: Sequence[str]) -> ConsolidateReport:
         "segment": len(pending_turns),
         "summarize": len(store.unprocessed(space, "summarize", kind="segment")),
         "link": len(store.unprocessed(space, "link", kind="segment")),
+        "gate": len(store.unprocessed(space, "gate", kind="segment")),
         "facts": len(store.unprocessed(space, "facts")),
         "concepts": len(store.unprocessed(space, "concepts", kind="segment")),
+        "entities": len(store.unprocessed(space, "entities", kind="segment")),
+        "supersede": len(store.unprocessed(space, "supersede", kind="fact")),
         "reflect": len(store.unprocessed(space, "reflect", kind="fact")),
     }
     reports = []

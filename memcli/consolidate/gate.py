@@ -1,0 +1,93 @@
+"""The `gate` stage: the selective memory gate in front of LLM extraction (MemORAI).
+
+A cheap rule decides, per new topic segment, whether its turns carry anything worth
+extracting. A turn does when it names something (`names`), holds a number, amount or date,
+or says at least `gate_min_words` informative words: words the space does not use in more
+than `gate_common_share` of its turns (greetings, thanks and filler are made of the words
+every conversation repeats). A segment none of whose turns does is skipped: its turns are
+marked done for the `facts` stage, and `entities` asks the LLM nothing about it (its rule
+pass still runs). Skipped turns stay searchable as episodes.
+
+Each decision is kept on the segment (`gate`: keep | skip); the run records segments kept
+and skipped and an estimate of the prompt tokens saved: the tokens of the skipped turns as
+the two extraction prompts (facts, entities) would have carried them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from memcli.consolidate.common import segment_members, turn_line
+from memcli.consolidate.entity_index import case_stats
+from memcli.consolidate.names import mentions
+from memcli.models import Node
+from memcli.text import STOPWORDS, count_tokens, words
+
+if TYPE_CHECKING:
+    from memcli.consolidate.common import Job, Stage
+
+EXTRACTION_PROMPTS = 2  # facts and entities each carry a kept turn
+MIN_COMMON_DF = 3  # in a small space, a word must be in this many turns to be common
+_NUMBER = re.compile(r"\d")
+
+
+def common_words(job: Job) -> frozenset[str]:
+    """Words in more than `gate_common_share` of the space's turns (at least MIN_COMMON_DF)."""
+    df: Counter[str] = Counter()
+    eps = job.episodes()
+    for ep in eps:
+        df.update(set(words(ep.text)))
+    cap = max(MIN_COMMON_DF, job.cfg.gate_common_share * len(eps))
+    return frozenset(w for w, n in df.items() if n > cap)
+
+
+def memorable(job: Job, turn: Node, common: frozenset[str]) -> bool:
+    """Whether a turn names something, holds a number or date, or says enough."""
+    if _NUMBER.search(turn.text) or turn.props.get("time_refs"):
+        return True
+    if mentions(turn.text, case_stats(job)):
+        return True
+    informative = {w for w in words(turn.text) if len(w) > 2 and w not in STOPWORDS}
+    return len(informative - common) >= job.cfg.gate_min_words
+
+
+def decide(stage: Stage, segment: Node, turns: Sequence[Node], common: frozenset[str]) -> None:
+    """Record one segment's decision (and, when skipped, its turns as done for facts)."""
+    job = stage.job
+    keep = any(memorable(job, t, common) for t in turns)
+    with job.store.transaction():
+        decision = {**segment.props, "gate": "keep" if keep else "skip"}
+        job.store.update_node(segment.id, props=decision)
+        if not keep:
+            job.store.mark_processed(job.space, "facts", [t.id for t in turns])
+        job.store.mark_processed(job.space, "gate", [segment.id])
+    stage.report.items += 1
+    if keep:
+        stage.count("kept", 1)
+    else:
+        stage.count("skipped", 1)
+        saved = sum(count_tokens(turn_line(t, date_hints=True)) for t in turns)
+        stage.count("tokens_saved", EXTRACTION_PROMPTS * saved)
+
+
+def run(stage: Stage) -> None:
+    """Gate every new segment (nothing when `gate` is off: every segment is kept)."""
+    job = stage.job
+    todo = job.store.unprocessed(job.space, "gate", kind="segment")
+    if not job.cfg.gate:  # every segment goes on to extraction
+        with job.store.transaction():
+            job.store.mark_processed(job.space, "gate", todo)
+        stage.report.reason = "gate off (consolidation.gate: false)"
+        return
+    segments = job.store.nodes_by_ids(todo)
+    members = segment_members(job, todo)
+    common = common_words(job) if todo else frozenset()
+    for sid in todo:
+        if not stage.budget_left():
+            stage.report.reason = "stopped by --limit"
+            break
+        decide(stage, segments[sid], members.get(sid, []), common)
+    stage.report.pending = len(job.store.unprocessed(job.space, "gate", kind="segment"))
