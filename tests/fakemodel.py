@@ -192,6 +192,27 @@ def _entities(values: dict[str, str]) -> dict[str, Any]:
     return {"entities": list(entities.values()), "triplets": triplets}
 
 
+_SHOWN_FACT = re.compile(r"^(?:- )?\[(fa\d+)\] \(([^)]*)\) (.*)$", re.M)
+
+
+def _supersede(values: dict[str, str]) -> dict[str, Any]:
+    """An earlier fact is updated by a new one that says the same thing about the same
+    subject but for its last word (its value): "Ana lives in Lyon" updates "Ana lives in
+    Porto"."""
+    judgements = []
+    for case in values["cases"].split("### New fact")[1:]:
+        shown = _SHOWN_FACT.findall(case)
+        if not shown:
+            continue
+        new, _, text = shown[0]
+        head, _, value = text.rstrip(".").rpartition(" ")
+        for old, _, old_text in shown[1:]:
+            old_head, _, old_value = old_text.rstrip(".").rpartition(" ")
+            if head and old_head == head and old_value != value:
+                judgements.append({"new": new, "old": old, "relation": "updates"})
+    return {"judgements": judgements}
+
+
 _NOT_SAID = {"answer": "The memory does not say.", "citations": []}
 _WRONG = {"key_facts": [{"fact": "the answer", "present": False}], "correct": False}
 _VALID = {
@@ -201,7 +222,7 @@ _VALID = {
     "facts": _facts,
     "reflect": _reflections,
     "entities": _entities,
-    "supersede": lambda values: {"judgements": []},
+    "supersede": _supersede,
     "answer": lambda values: _NOT_SAID,
     "judge": lambda values: _WRONG,
 }
@@ -308,7 +329,7 @@ class ScriptedLLM:
         return reply
 
     def supersede(self, values: dict[str, str]) -> dict[str, Any]:
-        return {"judgements": []}
+        return _supersede(values)
 
     def reflect(self, values: dict[str, str]) -> dict[str, Any]:
         shown = ids(values["new_facts"])
