@@ -99,7 +99,8 @@ class RetrievalConfig:
     max_facts: Amount = 60
     max_reflections: Amount = 20
     max_episodes: Amount = 80
-    # Graph strategies (hybrid, dwpr, gam): seeds, expansion and Personalized PageRank.
+    # Graph strategies (hybrid, dwpr, gam; expansion also for the traversals): seeds,
+    # expansion and Personalized PageRank.
     seeds: Count = 40  # top candidates that seed PageRank, weighted by similarity squared
     expand_depth: Amount = 2  # hops from the seeds into the local subgraph
     max_subgraph: Count = 3000  # nodes at most in one query's local subgraph
@@ -111,6 +112,18 @@ class RetrievalConfig:
     entity_weight: Weight = 0.3  # hybrid: a memory gains this × its best matched entity's score
     entity_seeds: Count = 5  # hybrid: entities matched per question
     entity_min_similarity: Share = 0.3  # hybrid: least fused similarity of a matched entity
+    # PersonalAI traversals (beam, watercircles, astar); defaults from the paper's appendix.
+    kg_seeds: Count = 10  # most similar memories that start a traversal beside the entities
+    kg_max_nodes: Count = 1000  # nodes at most in the traversed subgraph
+    kg_weight: Weight = 0.3  # a memory scores relevance + kg_weight × its traversal credit
+    beam_max_depth: Count = 5  # beam: edges at most in a path
+    beam_max_paths: Count = 10  # beam: paths kept per start (and per step)
+    beam_mean_alpha: Share = 0.75  # beam: path relevance = alpha·mean + (1-alpha)·last node
+    wc_chain_num: Count = 25  # watercircles: memories kept where rings of two starts meet
+    wc_other_num: Count = 6  # watercircles: other memories the rings touched, kept
+    astar_endpoints: Count = 6  # astar: starts between which shortest paths are sought
+    astar_max_depth: Count = 10  # astar: edges at most in a path
+    astar_max_passed: Count = 150  # astar: nodes expanded at most per search
     # PageRank weight per edge type (the edge's stored weight multiplies it):
     edge_next: Weight = 0.8  # episode -> the next episode
     edge_part_of: Weight = 0.5  # episode -> its topic segment
