@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from memcli.consolidate.common import segment_members, turn_line
 from memcli.consolidate.entity_index import case_stats
-from memcli.consolidate.names import mentions
+from memcli.consolidate.names import canonical_key, mentions
 from memcli.models import Node
 from memcli.text import STOPWORDS, count_tokens, words
 
@@ -35,20 +35,23 @@ _NUMBER = re.compile(r"\d")
 
 
 def common_words(job: Job) -> frozenset[str]:
-    """Words in more than `gate_common_share` of the space's turns (at least MIN_COMMON_DF)."""
+    """Words in more than `gate_common_share` of the space's turns (at least MIN_COMMON_DF),
+    and the names of the people talking (addressing someone says nothing about them)."""
     df: Counter[str] = Counter()
     eps = job.episodes()
     for ep in eps:
         df.update(set(words(ep.text)))
     cap = max(MIN_COMMON_DF, job.cfg.gate_common_share * len(eps))
-    return frozenset(w for w, n in df.items() if n > cap)
+    speakers = {canonical_key(ep.speaker) for ep in eps if ep.speaker}
+    return frozenset({*(w for w, n in df.items() if n > cap), *speakers})
 
 
 def memorable(job: Job, turn: Node, common: frozenset[str]) -> bool:
-    """Whether a turn names something, holds a number or date, or says enough."""
+    """Whether a turn names something (other than who is talking), holds a number or date,
+    or says enough informative words."""
     if _NUMBER.search(turn.text) or turn.props.get("time_refs"):
         return True
-    if mentions(turn.text, case_stats(job)):
+    if any(canonical_key(m.surface) not in common for m in mentions(turn.text, case_stats(job))):
         return True
     informative = {w for w in words(turn.text) if len(w) > 2 and w not in STOPWORDS}
     return len(informative - common) >= job.cfg.gate_min_words
