@@ -116,6 +116,7 @@ class RetrievalConfig:
     kg_seeds: Count = 10  # most similar memories that start a traversal beside the entities
     kg_max_nodes: Count = 1000  # nodes at most in the traversed subgraph
     kg_weight: Weight = 0.3  # a memory scores relevance + kg_weight × its traversal credit
+    kg_session_discount: Share = 1.0  # × per better-scored memory of the same session
     beam_max_depth: Count = 5  # beam: edges at most in a path
     beam_max_paths: Count = 10  # beam: paths kept per start (and per step)
     beam_mean_alpha: Share = 0.75  # beam: path relevance = alpha·mean + (1-alpha)·last node

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from memcli.retrieval.astar import shortest_path
@@ -9,6 +11,7 @@ from memcli.retrieval.beam import beam_credit, paths_from
 from memcli.retrieval.fusion import Similarity
 from memcli.retrieval.kg import KnowledgeGraph
 from memcli.retrieval.watercircles import circle_credit, rings
+from tests.test_retrieval_graph import ingested, refs
 
 
 def graph(
@@ -61,3 +64,13 @@ def test_astar_finds_a_shortest_path_within_its_limits() -> None:
     assert path is not None and path[0] == 1 and path[-1] == 4 and len(path) == 4
     assert shortest_path(kg, unit, (1, 4), (2, 150)) is None  # deeper than allowed
     assert shortest_path(kg, {}, (1, 4), (10, 1)) is None  # gave up after one node
+
+
+def test_session_discount_spreads_hits_over_sessions(tmp_path: Path) -> None:
+    question = "marathon run Lisbon Porto bread"
+    with ingested(tmp_path / "plain", None) as mem:
+        plain = refs(mem.ask(question, strategy="beam", k=2, context_only=True).hits)
+    with ingested(tmp_path / "spread", None, kg_session_discount=0.1) as mem:
+        spread = refs(mem.ask(question, strategy="beam", k=2, context_only=True).hits)
+    assert plain == ["b1", "b2"]  # both marathon turns are in session s2
+    assert spread[0] == "b1" and spread[1].startswith("a")  # the next best is from s1

@@ -13,7 +13,8 @@ segments and concepts.
 - The subgraph: everything within `expand_depth` hops of the starts, at most
   `kg_max_nodes` nodes, hubs not expanded through (as `hybrid` reads it).
 - Relevance of a node: its fused similarity to the question, divided by the best
-  candidate's (entities by their match score).
+  candidate's, plus (memories) the topic bonus of `hybrid` (`topic_weight` × its topic
+  segment's similarity); entities by their match score.
 - The filter: every memory collected or found by the first similarity pass scores
   relevance + `kg_weight` × the traversal's credit (0-1), times the time and role cues.
 """
@@ -28,7 +29,8 @@ from memcli.models import Hit
 from memcli.retrieval import MEMORY_KINDS, SearchContext, register_retriever
 from memcli.retrieval.cues import Cues
 from memcli.retrieval.entity_boost import entity_scores
-from memcli.retrieval.fusion import Similarity, fused_groups, inherit_replies, ranked, top
+from memcli.retrieval.fusion import Similarity, inherit_replies, ranked, top
+from memcli.retrieval.topic import memories_in_topics
 
 #: A traversal: the settings, the graph and its starts in; credit (0-1) per node out.
 Traversal = Callable[[SearchContext, "KnowledgeGraph"], dict[int, float]]
@@ -60,7 +62,7 @@ class KnowledgeGraph:
 def build(ctx: SearchContext, query: str, pool: int) -> KnowledgeGraph | None:
     """Starts, subgraph and relevance for a question (None when nothing matches it)."""
     cfg = ctx.cfg
-    sim = fused_groups(ctx, query, [(MEMORY_KINDS, pool)])
+    sim, topic = memories_in_topics(ctx, query, MEMORY_KINDS, pool)
     inherit_replies(ctx, sim, cfg.seeds, cfg.reply_share)
     if not any(s > 0 for s in sim.scores.values()):
         return None
@@ -76,6 +78,9 @@ def build(ctx: SearchContext, query: str, pool: int) -> KnowledgeGraph | None:
     sim.kinds.update(ctx.store.kinds_of([n for n in graph.nodes if n not in sim.kinds]))
     top_sim = max(sim.scores.values())
     kg.relevance = {i: max(s, 0.0) / top_sim for i, s in sim.scores.items()}
+    memories = {i: r for i, r in kg.relevance.items() if sim.kinds.get(i) in MEMORY_KINDS}
+    for i, extra in topic.bonus(ctx, memories).items():
+        kg.relevance[i] += extra
     best_entity = max(kg.entities.values(), default=1.0) or 1.0
     kg.relevance.update({i: s / best_entity for i, s in kg.entities.items()})
     return kg
@@ -88,7 +93,8 @@ def retrieve(ctx: SearchContext, query: str, k: int, traverse: Traversal) -> lis
     if kg is None:
         return []
     credit = traverse(ctx, kg)
-    return ctx.hits(ranked(final_scores(ctx, query, kg, credit)), k)
+    scores = final_scores(ctx, query, kg, credit)
+    return ctx.hits(spread(ctx, scores), k)
 
 
 def final_scores(
@@ -104,6 +110,24 @@ def final_scores(
         i: (kg.rel(i) + weight * credit.get(i, 0.0)) * cues.factor(node)
         for i, node in nodes.items()
     }
+
+
+def spread(ctx: SearchContext, scores: dict[int, float]) -> list[tuple[int, float]]:
+    """Best first, each memory's score times `kg_session_discount` to the power of the
+    better-scored memories of its session (1 = plain ranking): what a question draws from
+    several conversations is not crowded out by one conversation's neighbouring turns."""
+    discount = ctx.cfg.kg_session_discount
+    order = ranked(scores)
+    if discount >= 1.0:
+        return order
+    sessions = {i: n.session for i, n in ctx.store.nodes_by_ids(scores).items()}
+    seen: dict[str | None, int] = {}
+    spread_out = {}
+    for i, s in order:
+        session = sessions.get(i)
+        spread_out[i] = s * discount ** seen.get(session, 0)
+        seen[session] = seen.get(session, 0) + 1
+    return ranked(spread_out)
 
 
 def register_traversal(name: str, traverse: Traversal) -> None:
