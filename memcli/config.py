@@ -109,9 +109,8 @@ class RetrievalConfig:
     ppr_weight: Weight = 0.1  # hybrid: similarity + ppr_weight·PageRank, both max-normalised
     reply_share: Share = 0.9  # the turn after a question gets this share of its similarity
     topic_weight: Weight = 0.3  # hybrid, gam: a memory gains this × its segment's similarity
-    entity_weight: Weight = 0.3  # hybrid: a memory gains this × its best matched entity's score
-    entity_seeds: Count = 5  # hybrid: entities matched per question
-    entity_min_similarity: Share = 0.3  # hybrid: least fused similarity of a matched entity
+    entity_seeds: Count = 5  # traversals: entities matched per question
+    entity_min_similarity: Share = 0.3  # traversals: least fused similarity of a matched entity
     # PersonalAI traversals (beam, watercircles, astar); defaults from the paper's appendix.
     kg_seeds: Count = 10  # most similar memories that start a traversal beside the entities
     kg_max_nodes: Count = 1000  # nodes at most in the traversed subgraph

@@ -7,7 +7,7 @@ to the question. Here the graph is memcli's: entities (MENTIONS from the turns a
 that name them, RELATION between them), turns (NEXT, PART_OF their topic segment), facts,
 segments and concepts.
 
-- Starting vertices: the question's best matched entities (`retrieval.entity_boost`:
+- Starting vertices: the question's best matched entities (`retrieval.entity_match`:
   fused similarity × specificity) and its `kg_seeds` most similar memories (a space with
   few named things, or a question that names none, still has somewhere to start).
 - The subgraph: everything within `expand_depth` hops of the starts, at most
@@ -28,7 +28,7 @@ from memcli.graph import expand
 from memcli.models import Hit
 from memcli.retrieval import MEMORY_KINDS, SearchContext, register_retriever
 from memcli.retrieval.cues import Cues
-from memcli.retrieval.entity_boost import entity_scores
+from memcli.retrieval.entity_match import entity_scores
 from memcli.retrieval.fusion import Similarity, inherit_replies, ranked, top
 from memcli.retrieval.topic import memories_in_topics
 
