@@ -193,3 +193,11 @@ def test_killed_run_resumes_to_the_same_graph(tmp_path: Path, fake_server: FakeM
     assert _counts(cfg_a) == _counts(cfg_b)
     pending, statuses = _pending(db_a)
     assert pending == 0 and "running" not in statuses
+
+
+def test_stage_help_names_every_stage() -> None:
+    from memcli.consolidate.common import STAGES
+
+    help_text = " ".join(Memcli().ok("consolidate", "--help").stdout.split())
+    for stage in STAGES:
+        assert stage in help_text, stage
