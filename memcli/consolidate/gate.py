@@ -1,16 +1,18 @@
 """The `gate` stage: the selective memory gate in front of LLM extraction (MemORAI).
 
-A cheap rule decides, per new topic segment, whether its turns carry anything worth
-extracting. A turn does when it names something (`names`), holds a number, amount or date,
-or says at least `gate_min_words` informative words: words the space does not use in more
-than `gate_common_share` of its turns (greetings, thanks and filler are made of the words
-every conversation repeats). A segment none of whose turns does is skipped: its turns are
-marked done for the `facts` stage, and `entities` asks the LLM nothing about it (its rule
-pass still runs). Skipped turns stay searchable as episodes.
+A cheap rule decides, per turn of each new topic segment, whether it carries anything worth
+extracting. A turn does when it names something other than a participant (`names`), holds
+a number, amount or date, or says at least `gate_min_words` informative words: words the
+space does not use in more than `gate_common_share` of its turns (greetings, thanks and
+filler are made of the words every conversation repeats). Turns that do not are marked
+done for the `facts` stage (no fact-extraction prompt carries them); a segment none of
+whose turns does is skipped, and `entities` asks the LLM nothing about it (its rule pass
+still runs). Skipped turns stay searchable as episodes.
 
 Each decision is kept on the segment (`gate`: keep | skip); the run records segments kept
-and skipped and an estimate of the prompt tokens saved: the tokens of the skipped turns as
-the two extraction prompts (facts, entities) would have carried them.
+and skipped, turns skipped, and an estimate of the prompt tokens saved: the tokens of the
+skipped turns as the extraction prompts (facts; entities too for a skipped segment) would
+have carried them.
 """
 
 from __future__ import annotations
@@ -58,22 +60,22 @@ def memorable(job: Job, turn: Node, common: frozenset[str]) -> bool:
 
 
 def decide(stage: Stage, segment: Node, turns: Sequence[Node], common: frozenset[str]) -> None:
-    """Record one segment's decision (and, when skipped, its turns as done for facts)."""
+    """Record one segment's decision; its turns with nothing memorable are marked done for
+    `facts` (the segment is skipped when none of its turns is memorable)."""
     job = stage.job
-    keep = any(memorable(job, t, common) for t in turns)
+    dull = [t for t in turns if not memorable(job, t, common)]
+    keep = len(dull) < len(turns)
     with job.store.transaction():
         decision = {**segment.props, "gate": "keep" if keep else "skip"}
         job.store.update_node(segment.id, props=decision)
-        if not keep:
-            job.store.mark_processed(job.space, "facts", [t.id for t in turns])
+        job.store.mark_processed(job.space, "facts", [t.id for t in dull])
         job.store.mark_processed(job.space, "gate", [segment.id])
     stage.report.items += 1
-    if keep:
-        stage.count("kept", 1)
-    else:
-        stage.count("skipped", 1)
-        saved = sum(count_tokens(turn_line(t, date_hints=True)) for t in turns)
-        stage.count("tokens_saved", EXTRACTION_PROMPTS * saved)
+    stage.count("kept" if keep else "skipped", 1)
+    stage.count("turns_skipped", len(dull))
+    saved = sum(count_tokens(turn_line(t, date_hints=True)) for t in dull)
+    # A skipped segment spares both extraction prompts; a dull turn of a kept one, facts'.
+    stage.count("tokens_saved", (1 if keep else EXTRACTION_PROMPTS) * saved)
 
 
 def run(stage: Stage) -> None:

@@ -41,7 +41,8 @@ def run(gate: bool, server: FakeModelServer, args: argparse.Namespace, shared: d
     )
     bench = locomo.benchmark(args.dev)
     strategy = args.strategy
-    counts = {"calls": 0, "prompt_tokens": 0, "kept": 0, "skipped": 0, "tokens_saved": 0}
+    counts = dict.fromkeys(("calls", "prompt_tokens", "kept", "skipped", "turns_skipped"), 0)
+    counts["tokens_saved"] = 0
     rows: list[dict[str, Any]] = []
     for conv in bench.conversations:
         with tempfile.TemporaryDirectory() as tmp:
@@ -73,6 +74,8 @@ def main() -> None:
     judged = on["kept"] + on["skipped"]
     result["skipped_share"] = round(on["skipped"] / judged, 3) if judged else 0.0
     result["calls_drop"] = round(1 - on["calls"] / off["calls"], 3) if off["calls"] else 0.0
+    sent = off["prompt_tokens"]
+    result["prompt_tokens_drop"] = round(1 - on["prompt_tokens"] / sent, 3) if sent else 0.0
     print(json.dumps(result, indent=1))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(result, indent=1))
