@@ -99,7 +99,8 @@ class RetrievalConfig:
     max_facts: Amount = 60
     max_reflections: Amount = 20
     max_episodes: Amount = 80
-    # Graph strategies (hybrid, dwpr, gam): seeds, expansion and Personalized PageRank.
+    # Graph strategies (hybrid, dwpr, gam; expansion also for the traversals): seeds,
+    # expansion and Personalized PageRank.
     seeds: Count = 40  # top candidates that seed PageRank, weighted by similarity squared
     expand_depth: Amount = 2  # hops from the seeds into the local subgraph
     max_subgraph: Count = 3000  # nodes at most in one query's local subgraph
@@ -108,6 +109,21 @@ class RetrievalConfig:
     ppr_weight: Weight = 0.1  # hybrid: similarity + ppr_weight·PageRank, both max-normalised
     reply_share: Share = 0.9  # the turn after a question gets this share of its similarity
     topic_weight: Weight = 0.3  # hybrid, gam: a memory gains this × its segment's similarity
+    entity_seeds: Count = 5  # traversals: entities matched per question
+    entity_min_similarity: Share = 0.3  # traversals: least fused similarity of a matched entity
+    # PersonalAI traversals (beam, watercircles, astar); defaults from the paper's appendix.
+    kg_seeds: Count = 10  # most similar memories that start a traversal beside the entities
+    kg_max_nodes: Count = 1000  # nodes at most in the traversed subgraph
+    kg_weight: Weight = 0.3  # a memory scores relevance + kg_weight × its traversal credit
+    kg_session_discount: Share = 1.0  # × per better-scored memory of the same session
+    beam_max_depth: Count = 5  # beam: edges at most in a path
+    beam_max_paths: Count = 10  # beam: paths kept per start (and per step)
+    beam_mean_alpha: Share = 0.75  # beam: path relevance = alpha·mean + (1-alpha)·last node
+    wc_chain_num: Count = 25  # watercircles: memories kept where rings of two starts meet
+    wc_other_num: Count = 6  # watercircles: other memories the rings touched, kept
+    astar_endpoints: Count = 6  # astar: starts between which shortest paths are sought
+    astar_max_depth: Count = 10  # astar: edges at most in a path
+    astar_max_passed: Count = 150  # astar: nodes expanded at most per search
     # PageRank weight per edge type (the edge's stored weight multiplies it):
     edge_next: Weight = 0.8  # episode -> the next episode
     edge_part_of: Weight = 0.5  # episode -> its topic segment
@@ -119,6 +135,7 @@ class RetrievalConfig:
     edge_mentions: Weight = 0.5  # episode -> entity
     edge_relation: Weight = 0.5  # entity -> entity
     edge_supersedes: Weight = 0.5  # fact -> the older fact it replaces
+    edge_contradicts: Weight = 0.5  # fact -> an earlier fact it contradicts
     dwpr_seeds: Count = 10  # dwpr: seeds per aspect (segments, facts/entities, episodes)
     dwpr_damping: Share = 0.5  # dwpr: follow-an-edge probability
     gam_anchors: Amount = 5  # gam: topic anchors found by similarity before RELATED expansion
@@ -148,6 +165,13 @@ class ConsolidationConfig:
     concepts_per_segment: Amount = 3  # keyword concepts chosen per segment without an LLM
     concept_max_df_share: Share = 0.05  # a keyword in more episodes than this is too generic
     concept_merge_threshold: Share = 0.9  # cosine above which two concepts are merged
+    gate: bool = True  # skip LLM extraction of segments with nothing memorable (rule-based)
+    gate_min_words: Count = 2  # informative words that make a turn memorable
+    gate_common_share: Share = 0.02  # a word in more of the turns than this is not informative
+    supersede_batch: Count = 10  # new facts per prompt of the supersede judge
+    supersede_candidates: Amount = 5  # most similar earlier facts shown with each new fact
+    supersede_max_shown: Count = 12  # earlier facts shown with one new fact at most
+    entity_merge_threshold: Share = 0.9  # cosine (with shared letters) merging two entity names
 
 
 @dataclass(frozen=True, config=_RULES)

@@ -27,6 +27,7 @@ EDGE_TYPES: tuple[str, ...] = (
     "MENTIONS",
     "RELATION",
     "SUPERSEDES",
+    "CONTRADICTS",
 )
 
 

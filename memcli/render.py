@@ -139,6 +139,13 @@ def consolidation_health(health: dict[str, Any]) -> Table:
         if run["reason"]:
             notes.append(f"{stage}: {run['reason']}")
     t = health["totals"]
+    gate = health.get("gate") or {}
+    if gate:
+        judged = gate.get("kept", 0) + gate.get("skipped", 0)
+        notes.append(
+            f"memory gate: {gate.get('skipped', 0)} of {judged} segments skipped, "
+            f"~{gate.get('tokens_saved', 0):,} prompt tokens saved (all runs)"
+        )
     table.caption = "\n".join(
         [
             *notes,

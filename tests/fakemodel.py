@@ -32,6 +32,8 @@ TASKS = {
     frozenset({"links"}): "relate",
     frozenset({"facts", "concepts"}): "facts",
     frozenset({"reflections"}): "reflect",
+    frozenset({"entities", "triplets"}): "entities",
+    frozenset({"judgements"}): "supersede",
     frozenset({"answer", "citations"}): "answer",
     frozenset({"key_facts", "correct"}): "judge",
 }
@@ -173,6 +175,44 @@ def _links(values: dict[str, str]) -> dict[str, Any]:
     return {"links": [{"id": i, "label": "semantic", "confidence": 0.9} for i in shown]}
 
 
+def _entities(values: dict[str, str]) -> dict[str, Any]:
+    """Each speaker described by their turns; one triplet per turn to its last long word."""
+    entities: dict[str, dict[str, Any]] = {}
+    triplets = []
+    for ep, _, speaker, text, _ in _TURN.findall(values["turns"]):
+        note = entities.setdefault(
+            speaker, {"name": speaker, "type": "person", "description": "", "turns": []}
+        )
+        note["turns"].append(ep)
+        note["description"] = f"{speaker} said: {text[:60]}"
+        words = _WORDS.findall(text.lower())
+        if words:
+            triplets.append({"subject": speaker, "predicate": "talked about",
+                             "object": words[-1], "turns": [ep], "date": None})  # fmt: skip
+    return {"entities": list(entities.values()), "triplets": triplets}
+
+
+_SHOWN_FACT = re.compile(r"^(?:- )?\[(fa\d+)\] \(([^)]*)\) (.*)$", re.M)
+
+
+def _supersede(values: dict[str, str]) -> dict[str, Any]:
+    """An earlier fact is updated by a new one that says the same thing about the same
+    subject but for its last word (its value): "Ana lives in Lyon" updates "Ana lives in
+    Porto"."""
+    judgements = []
+    for case in values["cases"].split("### New fact")[1:]:
+        shown = _SHOWN_FACT.findall(case)
+        if not shown:
+            continue
+        new, _, text = shown[0]
+        head, _, value = text.rstrip(".").rpartition(" ")
+        for old, _, old_text in shown[1:]:
+            old_head, _, old_value = old_text.rstrip(".").rpartition(" ")
+            if head and old_head == head and old_value != value:
+                judgements.append({"new": new, "old": old, "relation": "updates"})
+    return {"judgements": judgements}
+
+
 _NOT_SAID = {"answer": "The memory does not say.", "citations": []}
 _WRONG = {"key_facts": [{"fact": "the answer", "present": False}], "correct": False}
 _VALID = {
@@ -181,6 +221,8 @@ _VALID = {
     "relate": _links,
     "facts": _facts,
     "reflect": _reflections,
+    "entities": _entities,
+    "supersede": _supersede,
     "answer": lambda values: _NOT_SAID,
     "judge": lambda values: _WRONG,
 }
@@ -196,6 +238,9 @@ def consolidation_reply(body: dict[str, Any]) -> str:
 # -- a topic-aware consolidation model with switches -------------------------------------------
 
 TOPICS = ("woodturning", "allotment", "marathon", "canoe")
+
+
+_SCRIPTED = ("boundaries", "summarize", "relate", "facts", "reflect", "entities", "supersede")
 
 
 class ScriptedLLM:
@@ -216,7 +261,7 @@ class ScriptedLLM:
     def __call__(self, body: dict[str, Any]) -> str:
         request = read(body)
         task = request.task
-        if task not in ("boundaries", "summarize", "relate", "facts", "reflect"):
+        if task not in _SCRIPTED:
             raise AssertionError(f"ScriptedLLM plays consolidation only, not {task!r}")
         self.calls[task] += 1
         if request.retry:
@@ -275,6 +320,17 @@ class ScriptedLLM:
             "facts": facts,
             "concepts": [{"label": k, "episodes": v} for k, v in concepts.items()],
         }
+
+    def entities(self, values: dict[str, str]) -> dict[str, Any]:
+        reply = _entities(values)
+        if self.invent_ids:
+            reply["triplets"].append(
+                {"subject": "Ana", "predicate": "owns", "object": "Kiln", "turns": ["ep424242"]}
+            )
+        return reply
+
+    def supersede(self, values: dict[str, str]) -> dict[str, Any]:
+        return _supersede(values)
 
     def reflect(self, values: dict[str, str]) -> dict[str, Any]:
         shown = ids(values["new_facts"])

@@ -113,7 +113,7 @@ def test_ask_batch_from_stdin_one_line_each(cli: Memcli) -> None:
 
 def test_every_strategy_answers(cli: Memcli) -> None:
     cli.ok("ingest", EXAMPLE)
-    for strategy in ("lexical", "semantic", "hybrid"):
+    for strategy in ("lexical", "semantic", "hybrid", "beam", "watercircles", "astar"):
         out = cli.json("ask", "--context-only", "--strategy", strategy, "cat Miso keyboard")[0]
         assert out["hits"], strategy
         assert "Miso" in out["hits"][0]["text"]

@@ -60,7 +60,8 @@ def test_consolidate_json_is_one_object(chat_store: Path, fake_server: FakeModel
     assert len(lines) == 1
     data = json.loads(lines[0])
     assert data["locked"] is False and set(data["stages"]) == {
-        "segment", "summarize", "link", "facts", "concepts", "reflect"
+        "segment", "summarize", "link", "gate", "facts", "concepts", "entities", "supersede",
+        "reflect",
     }  # fmt: skip
     assert data["totals"]["llm_calls"] > 0 and data["totals"]["prompt_tokens"] > 0
     for key in ("status", "reason", "items", "nodes", "edges", "llm_calls", "cache_hits"):
@@ -273,3 +274,11 @@ def test_a_run_without_failures_stays_silent_under_q(
     cfg = config_file(chat_store, fake_server)
     result = Memcli(config=cfg)("-q", "consolidate", "--flush")
     assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_stage_help_names_every_stage() -> None:
+    from memcli.consolidate.common import STAGES
+
+    help_text = " ".join(Memcli().ok("consolidate", "--help").stdout.split())
+    for stage in STAGES:
+        assert stage in help_text, stage

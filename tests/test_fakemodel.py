@@ -20,6 +20,8 @@ REPLIES = {
     "relate": schemas.TopicLinks,
     "facts": schemas.FactsReply,
     "reflect": schemas.ReflectionsReply,
+    "entities": schemas.EntitiesReply,
+    "supersede": schemas.SupersedeReply,
     "answer": AnswerReply,
     "judge": JudgeReply,
 }

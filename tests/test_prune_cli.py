@@ -204,7 +204,8 @@ def test_forgetting_one_conversation_keeps_the_other_whole(
     assert removed["sources"] == [str(tmp_path / "pa.json")]
     if with_llm:
         assert out["consolidated"]["failures"] == 0
-        assert removed["removed"]["fact"] == out["nodes_before"]["fact"] - 9  # pb has 9 turns
+        # pb has 9 turns, one fact each but for the one the memory gate finds dull
+        assert removed["removed"]["fact"] == out["nodes_before"]["fact"] - 8
         assert removed["removed"].get("reflection", 0) >= 1
         assert removed["cache_entries"] > 0
     # The other conversation's hits now come from it alone, and it answers no worse.

@@ -21,7 +21,7 @@ from tests.fakeserver import FakeModelServer
 from tests.graph_helpers import CONVERSATION, Builder, memory, write_jsonl
 from tests.stores import StoreCache
 
-GRAPH_STRATEGIES = ("hybrid", "dwpr", "gam")
+GRAPH_STRATEGIES = ("hybrid", "dwpr", "gam", "beam", "watercircles", "astar")
 
 
 def ingested(tmp_path: Path, server: FakeModelServer | None, **retrieval: object) -> Memory:

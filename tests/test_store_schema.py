@@ -15,6 +15,8 @@ from memcli.store.migrations import MIGRATIONS, as_step, migrate
 # sqlite_master of a store written by memcli before the store moved to sqlite-utils (schema
 # version 3): one space's full-text table and a 3-dimensional vector table included.
 SCHEMA_V3 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v3.json").read_text())
+# ... and of a store today (m004 gave `runs` its `extra` column).
+SCHEMA_V4 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v4.json").read_text())
 SHADOW = re.compile(r"fts_\d+_|vec_nodes_")  # tables FTS5 and sqlite-vec make for themselves
 
 
@@ -29,7 +31,7 @@ def test_a_new_store_has_exactly_the_shipped_schema(tmp_path: Path) -> None:
     with open_store(tmp_path / "m.db") as store, store.transaction():
         store.insert_node("a", "episode", "hello")
         store.ensure_vectors(3)
-        assert _schema(store.conn) == SCHEMA_V3
+        assert _schema(store.conn) == SCHEMA_V4
 
 
 def test_each_migration_is_recorded_once(tmp_path: Path) -> None:
@@ -84,28 +86,28 @@ def test_a_store_written_by_the_previous_code_opens_and_works(tmp_path: Path) ->
         assert new == 8
         assert sorted(i for i, _ in store.text_search("a", "woodturning", 5)) == [7, 8]
         assert [i for i, _ in store.vector_search("a", [0, 1, 0], 1)] == [8]
-        assert _schema(store.conn) == SCHEMA_V3
+        assert _schema(store.conn) == SCHEMA_V4
 
 
 def test_a_new_migration_is_a_sqlite_utils_function_applied_once(tmp_path: Path) -> None:
-    def m004_add_note(db) -> None:
+    def m099_add_note(db) -> None:
         db["sources"].add_column("note", str)
 
-    steps = [*MIGRATIONS, ("m004_add_note", as_step(m004_add_note))]
+    steps = [*MIGRATIONS, ("m099_add_note", as_step(m099_add_note))]
     with open_store(tmp_path / "m.db") as store:
         assert migrate(store.conn, steps) == len(MIGRATIONS) + 1
         assert migrate(store.conn, steps) == len(MIGRATIONS) + 1  # nothing left to do
         assert "note" in store.table("sources").columns_dict
-        assert store.get_meta("migration.m004_add_note")
+        assert store.get_meta("migration.m099_add_note")
         assert store.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1
 
 
 def test_a_failing_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
-    def m004_broken(db) -> None:
+    def m099_broken(db) -> None:
         db["sources"].add_column("note", str)
         raise RuntimeError("half done")
 
-    steps = [*MIGRATIONS, ("m004_broken", as_step(m004_broken))]
+    steps = [*MIGRATIONS, ("m099_broken", as_step(m099_broken))]
     with open_store(tmp_path / "m.db") as store:
         with pytest.raises(RuntimeError):
             migrate(store.conn, steps)

@@ -23,7 +23,11 @@ ContextOnly = Annotated[
 K = Annotated[int | None, typer.Option("-k", "--k", min=1, help="Hits to return.")]
 Strategy = Annotated[
     str | None,
-    typer.Option("--strategy", help="hybrid (default), dwpr, gam, lexical or semantic."),
+    typer.Option(
+        "--strategy",
+        help="hybrid (default), dwpr, gam, lexical, semantic, or the entity-graph"
+        " traversals beam, watercircles and astar.",
+    ),
 ]
 
 

@@ -21,8 +21,8 @@ Stage = Annotated[
     list[str] | None,
     typer.Option(
         "--stage",
-        help="Run only these stages: segment, summarize, link, facts, concepts, reflect "
-        "(repeat, or separate with commas).",
+        help="Run only these stages: segment, summarize, link, gate, facts, concepts, "
+        "entities, supersede, reflect (repeat, or separate with commas).",
     ),
 ]
 Limit = Annotated[

@@ -15,6 +15,7 @@ inspect_app = typer.Typer(no_args_is_help=False, rich_markup_mode="rich")
 app.add_typer(inspect_app, name="inspect")
 
 NodeId = Annotated[str, typer.Argument(help="A node id such as ep12 or fa3.")]
+EntityName = Annotated[str, typer.Argument(help="An entity's name, alias or id (en4).")]
 GraphFormat = Annotated[
     str | None,
     typer.Option(
@@ -80,6 +81,24 @@ def inspect_node(state: State, node_id: NodeId) -> None:
     """
     with memory(state) as mem:
         render.node(state.out, mem.node_view(node_id))
+
+
+@inspect_app.command("entity")
+@with_state("db", "space", "json_mode")
+def inspect_entity(state: State, name: EntityName) -> None:
+    """A named thing: its description, aliases, relations, and what was said about it in
+    time order (facts with their validity and turns, and the turns that mention it).
+
+    [b]Examples[/b]
+
+      memcli inspect entity "Ada Lovelace"
+
+      memcli --json inspect entity en4
+    """
+    from memcli import render_entity
+
+    with memory(state) as mem:
+        render_entity.entity(state.out, mem.entity_view(name))
 
 
 @inspect_app.command("graph")

@@ -23,7 +23,7 @@ from memcli.consolidate.concept_index import ConceptIndex
 from memcli.consolidate.phrases import Corpus, name_tokens
 from memcli.llm.cached import CachedChat, Usage
 from memcli.llm.embedder import embed_all
-from memcli.models import Node
+from memcli.models import Edge, Node
 from memcli.progress import NoProgress, Progress
 from memcli.prompting import render
 from memcli.store.work import RUN_COUNTERS
@@ -31,6 +31,8 @@ from memcli.timeexpr import resolve_relative
 
 if TYPE_CHECKING:
     from memcli.config import Config, ConsolidationConfig
+    from memcli.consolidate.entity_index import EntityIndex
+    from memcli.consolidate.names import CaseStats
     from memcli.llm import ChatModel, Embedder
     from memcli.store import Store
 
@@ -38,9 +40,12 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 T = TypeVar("T")
 
 #: Stage names in the order they run (also the names of `runs` rows and `processed` marks).
-STAGES: tuple[str, ...] = ("segment", "summarize", "link", "facts", "concepts", "reflect")
+STAGES: tuple[str, ...] = (
+    "segment", "summarize", "link", "gate", "facts", "concepts", "entities", "supersede",
+    "reflect",
+)  # fmt: skip
 #: Stages that cannot run at all without a chat model.
-LLM_ONLY: frozenset[str] = frozenset({"link", "facts", "reflect"})
+LLM_ONLY: frozenset[str] = frozenset({"link", "gate", "facts", "supersede", "reflect"})
 MAX_REASKS = 2
 
 # The counters a stage reports are the columns of its `runs` row.
@@ -165,6 +170,8 @@ class Job:
         self._corpus: Corpus | None = None
         self._concepts: ConceptIndex | None = None
         self._session_of: dict[int, str | None] | None = None
+        self.entities: EntityIndex | None = None  # memcli.consolidate.entity_index
+        self.case_stats: CaseStats | None = None  # how the space capitalises words
 
     def stage(self, name: str) -> Stage:
         """The Stage object (counters, chat) of a stage of this run."""
@@ -296,6 +303,44 @@ class Stage:
         snap = self.usage.snapshot()
         for key, value in snap.items():
             setattr(self.report, key, value)
+
+
+def segment_members(job: Job, segment_ids: Sequence[int]) -> dict[int, list[Node]]:
+    """Each segment's turns (through PART_OF), in conversation order."""
+    edges = job.store.edges_of(list(segment_ids), ["PART_OF"])
+    nodes = job.store.nodes_by_ids(e.src for e in edges)
+    members: dict[int, list[Node]] = {sid: [] for sid in segment_ids}
+    for e in edges:
+        if e.dst in members and e.src in nodes:
+            members[e.dst].append(nodes[e.src])
+    for turns in members.values():
+        turns.sort(key=lambda n: (n.seq or 0, n.id))
+    return members
+
+
+def fold_node(stage: Stage, keep: int, drop: int, stage_mark: str | None = None) -> list[str]:
+    """Move a twin's edges onto the node kept, delete the twin and keep its names as the
+    kept node's aliases (one transaction; marked processed for `stage_mark` when given).
+    Returns the kept node's aliases."""
+    job = stage.job
+    store = job.store
+    nodes = store.nodes_by_ids([keep, drop])
+    kept, dropped = nodes[keep], nodes[drop]
+    rewired = []
+    for e in store.edges_of([drop]):
+        src = keep if e.src == drop else e.src
+        dst = keep if e.dst == drop else e.dst
+        if src != dst:
+            rewired.append(Edge(src, dst, e.type, e.weight, e.props))
+    names = {*kept.props.get("aliases", []), dropped.text, *dropped.props.get("aliases", [])}
+    aliases = sorted(names - {kept.text})
+    with store.transaction():
+        stage.report.edges += store.add_edges(job.space, rewired)
+        store.delete_nodes([drop])
+        store.update_node(keep, props={**kept.props, "aliases": aliases})
+        if stage_mark:
+            store.mark_processed(job.space, stage_mark, [keep])
+    return aliases
 
 
 def parallel(fn: Callable[[Any], T], items: Sequence[Any], workers: int) -> list[T]:

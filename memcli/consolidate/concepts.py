@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memcli.consolidate.common import Stage
+from memcli.consolidate.common import Stage, fold_node, segment_members
 from memcli.consolidate.concept_index import concept_ids, prepare_labels
 from memcli.consolidate.normalize import near_duplicate
 from memcli.consolidate.phrases import key_phrases, phrases
@@ -28,18 +28,6 @@ if TYPE_CHECKING:
 MIN_DF_CAP = 10.0
 MIN_SESSIONS = 2  # a keyword concept must connect at least two sessions
 EXTRA_CANDIDATES = 3  # key phrases looked at beyond concepts_per_segment
-
-
-def _segment_members(job: Job, segment_ids: Sequence[int]) -> dict[int, list[Node]]:
-    edges = job.store.edges_of(list(segment_ids), ["PART_OF"])
-    nodes = job.store.nodes_by_ids(e.src for e in edges)
-    members: dict[int, list[Node]] = {sid: [] for sid in segment_ids}
-    for e in edges:
-        if e.dst in members and e.src in nodes:
-            members[e.dst].append(nodes[e.src])
-    for eps in members.values():
-        eps.sort(key=lambda n: (n.seq or 0, n.id))
-    return members
 
 
 def _df_cap(job: Job) -> float:
@@ -142,7 +130,7 @@ def run(stage: Stage) -> None:
     job = stage.job
     store = job.store
     todo = store.unprocessed(job.space, "concepts", kind="segment")
-    members = _segment_members(job, todo)
+    members = segment_members(job, todo)
     segments = store.nodes_by_ids(todo)
     waiting = 0
     if stage.chat is None:  # the labels of every new segment embedded in one go
@@ -229,22 +217,8 @@ def _survivor(store: Store, a: int, b: int) -> tuple[int, int]:
 def _merge(stage: Stage, keep: int, drop: int) -> None:
     """Move the dropped concept's edges onto the kept one, then delete it (one transaction)."""
     job = stage.job
-    store = job.store
-    nodes = store.nodes_by_ids([keep, drop])
-    kept, dropped = nodes[keep], nodes[drop]
-    rewired = []
-    for e in store.edges_of([drop]):
-        src = keep if e.src == drop else e.src
-        dst = keep if e.dst == drop else e.dst
-        if src != dst:
-            rewired.append(Edge(src, dst, e.type, e.weight, e.props))
-    aliases = sorted(
-        {*kept.props.get("aliases", []), dropped.text, *dropped.props.get("aliases", [])}
-    )
-    with store.transaction():
-        stage.report.edges += store.add_edges(job.space, rewired)
-        store.delete_nodes([drop])
-        store.update_node(keep, props={**kept.props, "aliases": aliases})
-        store.mark_processed(job.space, "concepts", [keep])
-    for alias in (dropped.text, *dropped.props.get("aliases", [])):
-        job.concepts.by_label[alias] = keep
+    dropped = job.store.get_node(drop)
+    fold_node(stage, keep, drop, "concepts")
+    if dropped is not None:
+        for alias in (dropped.text, *dropped.props.get("aliases", [])):
+            job.concepts.by_label[alias] = keep

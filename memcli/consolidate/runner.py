@@ -74,11 +74,13 @@ def _run_stage(job: Job, stage: Stage) -> None:
         stage.report.status = "interrupted" if stopped else "failed"
         stage.report.reason = _reason(exc)
         stage.report.seconds = time.perf_counter() - started
-        store.run_finish(run_id, stage.report.status, stage.report.counters(), stage.report.reason)
+        report = stage.report
+        store.run_finish(run_id, report.status, report.counters(), report.reason, report.extra)
         raise
     stage.sync_usage()
     stage.report.seconds = time.perf_counter() - started
-    store.run_finish(run_id, stage.report.status, stage.report.counters(), stage.report.reason)
+    report = stage.report
+    store.run_finish(run_id, report.status, report.counters(), report.reason, report.extra)
 
 
 def _record_skip(job: Job, report: StageReport) -> None:
@@ -112,8 +114,11 @@ def dry_run(job: Job, names: Sequence[str]) -> ConsolidateReport:
         "segment": len(pending_turns),
         "summarize": len(store.unprocessed(space, "summarize", kind="segment")),
         "link": len(store.unprocessed(space, "link", kind="segment")),
+        "gate": len(store.unprocessed(space, "gate", kind="segment")),
         "facts": len(store.unprocessed(space, "facts")),
         "concepts": len(store.unprocessed(space, "concepts", kind="segment")),
+        "entities": len(store.unprocessed(space, "entities", kind="segment")),
+        "supersede": len(store.unprocessed(space, "supersede", kind="fact")),
         "reflect": len(store.unprocessed(space, "reflect", kind="fact")),
     }
     reports = []

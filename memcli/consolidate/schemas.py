@@ -78,3 +78,43 @@ class ReflectionsReply(BaseModel):
     """prompts/reflect.md: new higher-level observations."""
 
     reflections: list[Reflection]
+
+
+class EntityNote(BaseModel):
+    """One entity in prompts/entities.md."""
+
+    name: str = Field(min_length=1, max_length=200, description="the name as written most fully")
+    type: str = Field(default="other", max_length=40, description="person, place, product ...")
+    description: str = Field(default="", max_length=1000, description="one or two sentences")
+    turns: list[str] = Field(min_length=1, description="ids of the turns it rests on")
+
+
+class Triplet(BaseModel):
+    """One (subject, predicate, object) statement in prompts/entities.md."""
+
+    subject: str = Field(min_length=1, max_length=200)
+    predicate: str = Field(min_length=1, max_length=120)
+    object: str = Field(min_length=1, max_length=200)
+    turns: list[str] = Field(min_length=1, description="ids of the turns that state it")
+    date: str | None = Field(default=None, description="YYYY-MM-DD, YYYY-MM or YYYY, or null")
+
+
+class EntitiesReply(BaseModel):
+    """prompts/entities.md: the entities of a segment with descriptions, and its triplets."""
+
+    entities: list[EntityNote]
+    triplets: list[Triplet] = Field(default_factory=list)
+
+
+class Judgement(BaseModel):
+    """One judged pair in prompts/supersede.md."""
+
+    new: str = Field(description="the id of the new fact, e.g. fa12")
+    old: str = Field(description="the id of the earlier fact shown under it")
+    relation: Literal["updates", "contradicts", "unrelated"]
+
+
+class SupersedeReply(BaseModel):
+    """prompts/supersede.md: which earlier facts each new fact updates or contradicts."""
+
+    judgements: list[Judgement]

@@ -308,6 +308,12 @@ class Memory:
 
         return node_view(self, node_id)
 
+    def entity_view(self, name: str) -> dict[str, Any]:
+        """One entity with its relations and timeline; see memcli.ops.entity."""
+        from memcli.ops.entity import entity_view
+
+        return entity_view(self, name)
+
     def export_graph(self, fmt: str = "graphml", compact: bool = False) -> str:
         """The space's graph as GraphML, JSON or DOT; see memcli.ops.graph_export."""
         from memcli.ops.graph_export import export_graph

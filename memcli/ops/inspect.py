@@ -92,8 +92,11 @@ _PENDING_KIND = {
     "segment": "episode",
     "summarize": "segment",
     "link": "segment",
+    "gate": "segment",
     "facts": "episode",
     "concepts": "segment",
+    "entities": "segment",
+    "supersede": "fact",
     "reflect": "fact",
 }
 _RUN_FIELDS = ("status", "started_at", "finished_at", "items", "nodes", "edges", "llm_calls")
@@ -106,10 +109,15 @@ def consolidation_health(mem: Memory) -> dict[str, Any]:
     last = {r["stage"]: r for r in store.last_runs(space)}
     return {
         "last_runs": {
-            stage: {**{k: run[k] for k in _RUN_FIELDS}, "reason": run["last_error"]}
+            stage: {
+                **{k: run[k] for k in _RUN_FIELDS},
+                "reason": run["last_error"],
+                "extra": run["extra"],
+            }
             for stage, run in last.items()
         },
         "totals": store.run_totals(space),
+        "gate": store.run_extra_totals(space, "gate"),
         "pending": {
             stage: len(store.unprocessed(space, stage, kind=kind))
             for stage, kind in _PENDING_KIND.items()

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
 Retriever = Callable[["SearchContext", str, int], list[Hit]]
 
-STRATEGY_MODULES: tuple[str, ...] = ("lexical", "semantic", "hybrid", "dwpr", "gam")
+STRATEGY_MODULES: tuple[str, ...] = (
+    "lexical", "semantic", "hybrid", "dwpr", "gam", "beam", "watercircles", "astar",
+)  # fmt: skip
 
 # Kinds returned as hits. Segments, concepts and entities organise the graph; their text is
 # a summary or a label, so they lead to memories rather than being memories themselves.

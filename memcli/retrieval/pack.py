@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from memcli.dates import parse_iso
 from memcli.models import Hit, Node
+from memcli.retrieval.validity import current_first, superseded_note
 from memcli.text import first_words, word_count
 from memcli.timeexpr import annotate
 
@@ -65,7 +66,7 @@ def item_line(hit: Hit) -> str:
         extra = f" (keywords: {', '.join(node.props['keywords'])})"
     date = _fact_date(node) if node.kind == "fact" else ""
     dated = f" ({date})" if date else ""
-    return f"- [{node.node_id}] {node.text}{dated}{extra}"
+    return f"- [{node.node_id}] {node.text}{dated}{extra}{superseded_note(node)}"
 
 
 def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int]) -> list[Hit]:
@@ -106,7 +107,7 @@ def render(chosen: Sequence[Hit]) -> str:
     """Sections of derived memories, then conversation excerpts grouped by session in time order."""
     parts: list[str] = []
     for kind, title in SECTIONS:
-        lines = [item_line(h) for h in chosen if h.node.kind == kind]
+        lines = [item_line(h) for h in current_first(chosen) if h.node.kind == kind]
         if lines:
             parts.append(f"## {title}\n" + "\n".join(lines))
     episodes = sorted((h for h in chosen if h.node.kind == "episode"), key=_episode_order)

@@ -43,6 +43,11 @@ class Edges(StoreBase):
         )
         return self.conn.total_changes - before
 
+    def set_edge_props(self, edge: Edge) -> None:
+        """Replace the properties of a stored edge (same src, dst and type)."""
+        props = json.dumps(edge.props or {}, ensure_ascii=False)
+        self.conn.execute(sql.EDGE_SET_PROPS, (props, edge.src, edge.dst, edge.type))
+
     def edges_of(self, node_ids: Sequence[int], types: Sequence[str] | None = None) -> list[Edge]:
         """Every edge touching any of the nodes (either direction), optionally of some types."""
         out: dict[tuple[int, int, str], Edge] = {}

@@ -101,3 +101,10 @@ def m003_fts_per_space(db: Database) -> None:
         table = search_tables.text_table(db, space, create=True)
         db.execute(sql.m003_copy_space(str(table)), [space])
     db.table("nodes_fts").drop()
+
+
+@migration
+def m004_run_extra_counts(db: Database) -> None:
+    """Stage-specific counts of a run (the memory gate's decisions and the tokens it saved,
+    entities merged, facts superseded ...) as a JSON object beside the shared counters."""
+    db.table("runs").add_column("extra", str, not_null_default="{}")

@@ -359,6 +359,7 @@ def edges_from(types: int) -> str:
     )
 
 
+EDGE_SET_PROPS = "UPDATE edges SET props = ? WHERE src = ? AND dst = ? AND type = ?"
 DEGREES = (
     f"SELECT src, COUNT(*) FROM edges WHERE {in_json('src')} GROUP BY src UNION ALL"
     f" SELECT dst, COUNT(*) FROM edges WHERE {in_json('dst')} GROUP BY dst"
@@ -382,6 +383,7 @@ LAST_RUNS = (
     "SELECT * FROM runs WHERE id IN (SELECT MAX(id) FROM runs WHERE space = ?"
     " GROUP BY stage) ORDER BY id"
 )
+RUN_EXTRAS = "SELECT extra FROM runs WHERE space = ? AND stage = ?"
 RUNS_INTERRUPTED = (
     "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE space = ? AND status = 'running'"
 )

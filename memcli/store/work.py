@@ -87,17 +87,34 @@ class Work(StoreBase):
         return int(runs.last_rowid or 0)
 
     def run_finish(
-        self, run_id: int, status: str, counters: dict[str, int], last_error: str | None
+        self,
+        run_id: int,
+        status: str,
+        counters: dict[str, int],
+        last_error: str | None,
+        extra: dict[str, int] | None = None,
     ) -> None:
-        """Close a run with its final counters."""
+        """Close a run with its final counters (and its stage-specific counts)."""
         fields: dict[str, Any] = {"status": status, "finished_at": now_iso()}
         fields["last_error"] = last_error
         fields.update((name, int(counters.get(name, 0))) for name in RUN_COUNTERS)
+        fields["extra"] = json.dumps(extra or {}, sort_keys=True)
         self.table("runs").update(run_id, fields)
 
     def last_runs(self, space: str) -> list[dict[str, Any]]:
-        """The most recent run of each stage in a space."""
-        return list(self.db.query(sql.LAST_RUNS, [space]))
+        """The most recent run of each stage in a space (`extra` parsed)."""
+        rows = list(self.db.query(sql.LAST_RUNS, [space]))
+        for row in rows:
+            row["extra"] = json.loads(row.get("extra") or "{}")
+        return rows
+
+    def run_extra_totals(self, space: str, stage: str) -> dict[str, int]:
+        """A stage's stage-specific counts summed over every run of a space."""
+        totals: dict[str, int] = {}
+        for (extra,) in self.conn.execute(sql.RUN_EXTRAS, (space, stage)):
+            for key, value in json.loads(extra or "{}").items():
+                totals[key] = totals.get(key, 0) + int(value)
+        return totals
 
     def run_totals(self, space: str) -> dict[str, int]:
         """Counters summed over every run of a space."""

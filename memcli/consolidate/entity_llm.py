@@ -1,0 +1,193 @@
+"""Entity descriptions and triplets of one segment from the LLM (MemORAI), through the
+validated structured-output path (prompts/entities.md, `EntitiesReply`).
+
+Every entity note and triplet must cite turns of the segment; ids the prompt never showed
+are dropped (and counted), and a note or triplet left without a turn is dropped too
+(`unsupported`). A reply that never fits the schema is a counted failure and leaves the
+segment pending. Triplets between two entities become RELATION edges (subject -> object)
+carrying every predicate said between them, with its turns and date; a triplet whose object
+is a value (a number, an amount, a date) is kept as a statement on the MENTIONS edge from
+each cited turn to the subject.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memcli.consolidate.common import turn_line
+from memcli.consolidate.entity_index import entity_index
+from memcli.consolidate.names import canonical_key, mentions
+from memcli.consolidate.schemas import EntitiesReply
+from memcli.dates import partial_date
+from memcli.models import Edge, Node
+from memcli.prompting import data_block
+from memcli.text import one_line
+
+if TYPE_CHECKING:
+    from memcli.consolidate.common import Job, Stage
+    from memcli.consolidate.entities import Found
+
+FAILED: Any = object()  # the reply stayed invalid: the segment waits for a later run
+MAX_DESCRIPTION_CHARS = 400
+
+
+@dataclass
+class _Note:
+    name: str
+    kind: str
+    description: str
+    turns: list[int]
+
+
+@dataclass
+class _Triplet:
+    subject: str
+    predicate: str
+    obj: str
+    turns: list[str]  # public ids, as edges keep them
+    turn_ids: list[int]
+    date: str | None
+
+
+def is_value(text: str) -> bool:
+    """Whether a triplet's object is a value (number, amount, date) rather than a thing."""
+    head = text.strip()[:1]
+    return bool(head) and (head.isdigit() or not head.isalnum())
+
+
+@dataclass
+class Extraction:
+    """One segment's checked reply, ready to write."""
+
+    notes: list[_Note] = field(default_factory=list)
+    triplets: list[_Triplet] = field(default_factory=list)
+
+    def add_names(self, found: Found) -> None:
+        """Add the reply's names, and the turns that mention them, to the rule findings."""
+        for note in self.notes:
+            _name(found, note.name, note.kind, note.turns)
+        for t in self.triplets:
+            _name(found, t.subject, "name", t.turn_ids)
+            if not is_value(t.obj):
+                _name(found, t.obj, "name", t.turn_ids)
+            else:
+                key = canonical_key(t.subject)
+                for turn in t.turn_ids:
+                    said = found.statements.setdefault(turn, {}).setdefault(key, [])
+                    said.append({"predicate": t.predicate, "object": t.obj, "date": t.date})
+
+    def prefetch(self, job: Job) -> None:
+        """Embed the described entities' texts before the unit's transaction."""
+        job.prefetch(described(n.name, n.description) for n in self.notes if n.description)
+
+    def write(self, stage: Stage, ids: dict[str, int]) -> list[Edge]:
+        """Store descriptions (inside the unit's transaction); return the RELATION edges."""
+        job = stage.job
+        for note in self.notes:
+            eid = ids.get(canonical_key(note.name))
+            if eid is not None and note.description:
+                _describe(job, eid, note)
+        return _relations(stage, ids, self.triplets)
+
+
+def described(name: str, description: str) -> str:
+    """What is embedded for an entity with a description."""
+    return f"{name}: {description}" if description else name
+
+
+def _name(found: Found, name: str, kind: str, turns: Sequence[int]) -> None:
+    key = canonical_key(name)
+    if not key or key.isdigit():
+        return
+    found.names.setdefault(key, (one_line(name), kind))
+    for turn in turns:
+        found.said.setdefault(turn, {}).setdefault(key, [])
+
+
+def _describe(job: Job, eid: int, note: _Note) -> None:
+    node = job.store.get_node(eid)
+    if node is None:
+        return
+    props = {**node.props, "description": note.description}
+    if note.kind and node.props.get("source") != "llm":
+        props["type"] = note.kind
+    props["source"] = "llm"
+    job.store.update_node(eid, props=props)
+    vectors = job.embed([described(node.text, note.description)])
+    job.save_vectors([(eid, "entity", vectors[0] if vectors else None)])
+    entity_index(job).records[eid].kind = props.get("type", note.kind)
+
+
+def _relations(stage: Stage, ids: dict[str, int], triplets: Sequence[_Triplet]) -> list[Edge]:
+    """RELATION edges for entity-to-entity triplets, merged with the stored ones."""
+    store = stage.job.store
+    wanted: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for t in triplets:
+        src, dst = ids.get(canonical_key(t.subject)), ids.get(canonical_key(t.obj))
+        if src is None or dst is None or src == dst or is_value(t.obj):
+            continue
+        item = {"predicate": t.predicate, "turns": t.turns, "date": t.date}
+        wanted.setdefault((src, dst), []).append(item)
+    stored = {(e.src, e.dst): e for e in store.edges_of(list({s for s, _ in wanted}), ["RELATION"])}
+    edges = []
+    for (src, dst), items in wanted.items():
+        old = stored.get((src, dst))
+        merged = list(old.props.get("predicates", [])) if old else []
+        merged += [i for i in items if i not in merged]
+        edge = Edge(src, dst, "RELATION", 1.0, {"predicates": merged})
+        if old is not None:
+            store.set_edge_props(edge)
+        else:
+            edges.append(edge)
+    stage.count("triplets", sum(len(v) for v in wanted.values()))
+    return edges
+
+
+def _request(stage: Stage, members: Sequence[Node]) -> list[dict[str, str]]:
+    job = stage.job
+    from memcli.consolidate.entity_index import case_stats
+
+    stats = case_stats(job)
+    names = sorted({m.surface for e in members for m in mentions(e.text, stats)})
+    turns = "\n".join(turn_line(e, date_hints=True) for e in members)
+    return stage.prompt("entities", turns=data_block(turns), names=", ".join(names) or "(none)")
+
+
+def _checked(stage: Stage, reply: EntitiesReply, members: Sequence[Node]) -> Extraction:
+    """The reply with invented turn ids dropped and unsupported items counted."""
+    allowed = {e.node_id: e.id for e in members}
+    public = {e.id: e.node_id for e in members}
+    out = Extraction()
+    for note in reply.entities:
+        turns = stage.known_ids(note.turns, allowed)
+        if turns and canonical_key(note.name):
+            text = one_line(note.description)[:MAX_DESCRIPTION_CHARS]
+            out.notes.append(_Note(one_line(note.name), note.type.strip().lower(), text, turns))
+        else:
+            stage.count("unsupported", 1)
+    for t in reply.triplets:
+        turns = stage.known_ids(t.turns, allowed)
+        if not turns or not canonical_key(t.subject) or not t.object.strip():
+            stage.count("unsupported", 1)
+            continue
+        out.triplets.append(
+            _Triplet(one_line(t.subject), one_line(t.predicate).lower(), one_line(t.object),
+                     [public[i] for i in turns], turns, partial_date(t.date))
+        )  # fmt: skip
+    return out
+
+
+def extract(stage: Stage, units: Sequence[tuple[Node, Sequence[Node]]]) -> list[Any]:
+    """Per (segment, turns): an Extraction, None (no LLM, or the gate skipped the segment)
+    or FAILED (the reply stayed invalid; counted)."""
+    if stage.chat is None:
+        return [None] * len(units)
+    asked = [i for i, (seg, _) in enumerate(units) if seg.props.get("gate") != "skip"]
+    stage.count("gated", len(units) - len(asked))
+    replies = stage.ask_many([(_request(stage, units[i][1]), EntitiesReply) for i in asked])
+    out: list[Any] = [None] * len(units)
+    for i, reply in zip(asked, replies, strict=True):
+        out[i] = FAILED if reply is None else _checked(stage, reply, units[i][1])
+    return out

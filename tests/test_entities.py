@@ -1,0 +1,104 @@
+"""Entities: names found by rules, the LLM's descriptions and triplets, `inspect entity`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memcli.consolidate.names import CaseStats, canonical_key, mentions
+from tests.cli_runner import Memcli
+from tests.consolidate_helpers import config_file, opened
+from tests.fakemodel import ScriptedLLM
+from tests.fakeserver import FakeModelServer
+from tests.stores import StoreCache
+
+
+def _surfaces(text: str, stats: CaseStats | None = None) -> dict[str, str | None]:
+    return {m.surface: m.value for m in mentions(text, stats)}
+
+
+def test_rules_find_names_identifiers_and_values() -> None:
+    found = _surfaces("We met Grace Hopper and then upgraded to Node.js v18.15.0 with JWT tokens.")
+    assert "Grace Hopper" in found and "JWT" in found
+    assert found["Node.js"] == "v18.15.0"
+    assert "We" not in found  # a sentence start is not a name by itself
+    assert not _surfaces("ok thanks, see you on Monday!")  # calendar words are dates
+
+
+def test_sentence_start_is_a_name_only_when_written_capitalised_elsewhere() -> None:
+    stats = CaseStats.of(["we talked to Marlow about it", "Marlow said yes", "Later we left"])
+    found = _surfaces("Marlow called. Later it rained.", stats)
+    assert "Marlow" in found and "Later" not in found
+
+
+def test_canonical_key_folds_case_and_possessives() -> None:
+    assert canonical_key("Grace's") == canonical_key("grace") == canonical_key("GRACE")
+    assert canonical_key("Node.js") == canonical_key("node.js")
+
+
+def test_no_llm_entities_have_mentions_and_an_inspect_view(
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    stores.copy("chat-no-llm", tmp_path / "memory.db")
+    mem = opened(tmp_path, fake_server, llm=False)
+    entities = {e.text: e for e in mem.store.iter_nodes(mem.space, "entity")}
+    assert "Lisbon" in entities
+    mentions_ = mem.store.edges_of([entities["Lisbon"].id], ["MENTIONS"])
+    assert mentions_ and all(e.dst == entities["Lisbon"].id for e in mentions_)
+    cfg = config_file(tmp_path, fake_server, llm=False)
+    result = Memcli(config=cfg)("--json", "inspect", "entity", "lisbon")
+    assert result.exit_code == 0, result.stderr
+    view = json.loads(result.stdout)
+    assert view["name"] == "Lisbon" and view["mentions"] == len(mentions_)
+    assert [t["node_id"] for t in view["timeline"]]
+    text = Memcli(config=cfg).ok("inspect", "entity", view["node_id"]).stdout
+    assert "Lisbon" in text
+
+
+def test_inspect_unknown_entity_is_a_clear_error(
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    stores.copy("chat-no-llm", tmp_path / "memory.db")
+    cfg = config_file(tmp_path, fake_server, llm=False)
+    result = Memcli(config=cfg)("inspect", "entity", "Lisbn")
+    assert result.exit_code != 0
+    assert "memcli: error: no entity named 'Lisbn'" in result.stderr
+    assert "Lisbon" in result.stderr and "fix:" in result.stderr
+
+
+def test_llm_entities_have_descriptions_and_relations(
+    stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    built = stores.copy("chat-scripted", tmp_path / "memory.db")
+    stage = built.info["report"]["stages"]["entities"]
+    assert stage["status"] == "done" and stage["failures"] == 0
+    assert stage["dropped"] > 0  # the invented turn id of the scripted reply
+    mem = opened(tmp_path, fake_server)
+    entities = {e.text: e for e in mem.store.iter_nodes(mem.space, "entity")}
+    ana = entities["Ana"]
+    assert ana.props["description"].startswith("Ana said:") and ana.props["type"] == "person"
+    relations = mem.store.edges_of([ana.id], ["RELATION"])
+    assert relations and all(e.src == ana.id for e in relations)
+    turns = {t for e in relations for p in e.props["predicates"] for t in p["turns"]}
+    refs = {n.node_id for n in mem.store.iter_nodes(mem.space, "episode")}
+    assert turns and turns <= refs  # the invented ep424242 never stored
+    facts = [f.id for f in mem.store.iter_nodes(mem.space, "fact")]
+    assert mem.store.edges_of(facts, ["MENTIONS"])  # facts linked to the entities they name
+    view = mem.entity_view("ana")
+    assert view["relations"] and view["description"] == ana.props["description"]
+
+
+def test_off_schema_entity_replies_are_counted_failures(
+    chat_store: Path, fake_server: FakeModelServer
+) -> None:
+    llm = ScriptedLLM()
+    llm.always_bad = {"entities"}
+    fake_server.responder = llm
+    mem = opened(chat_store, fake_server)
+    report = mem.consolidate(flush=True)
+    stage = report.stage("entities")
+    assert stage.failures == stage.pending > 0 and llm.reasks["entities"] == 2 * stage.failures
+    assert not mem.store.edges_of(
+        [e.id for e in mem.store.iter_nodes(mem.space, "entity")], ["RELATION"]
+    )
+    assert mem.stats()["consolidation"]["pending"]["entities"] == stage.pending
