@@ -5,6 +5,7 @@ consolidated without an LLM, come back with the same counts, the same nodes and 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +75,18 @@ def test_dev_store_round_trips_into_a_fresh_store(
     # Consolidation's progress came along: the restored store has nothing to redo.
     pending = ["consolidate", "--no-llm", "--flush", "--dry-run"]
     assert target.json(*pending)[0]["stages"] == source.json(*pending)[0]["stages"]
+
+
+def test_reindex_keeps_what_ask_packs(
+    dev_store: Built, fake_server: FakeModelServer, tmp_path: Path
+) -> None:
+    # Entities are embedded as profiles of their mentions, not as their names: a reindex
+    # must make the same vectors again, or the graph strategies would find other memories.
+    db = tmp_path / "copy.db"
+    shutil.copyfile(dev_store.path, db)
+    cli = store_cli(tmp_path / "a", fake_server, db)
+    assert cli.json("inspect")[0]["nodes"]["entity"] > 0
+    questions = dev_questions()
+    before = contexts(cli, questions)
+    cli.ok("reindex")
+    assert contexts(cli, questions) == before

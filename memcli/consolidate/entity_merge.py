@@ -7,7 +7,8 @@ merge. New entities that survive are marked processed, so each is compared once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from memcli.consolidate.common import fold_node
 from memcli.consolidate.entity_index import (
@@ -77,24 +78,33 @@ def _merge(stage: Stage, index: EntityIndex, keep: int, drop: int) -> None:
 
 
 def refresh_profiles(stage: Stage, entity_ids: list[int]) -> None:
-    """Re-embed entities as their name (or description) plus what their mentions say: the
-    mean vector of the memories mentioning them, so a question about a kind of thing
-    reaches the names said in such contexts."""
+    """Re-embed entities as their profile (see `profile_vectors`)."""
+    job = stage.job
+    if not entity_ids or job.ctx.load_embedder() is None:
+        return
+    rows = profile_vectors(job.store, lambda texts: job.embed(texts) or [], entity_ids)
+    with job.store.transaction():
+        job.save_vectors(rows)
+
+
+def profile_vectors(
+    store: Store, embed: Callable[[list[str]], Sequence[Any]], entity_ids: Sequence[int]
+) -> list[tuple[int, str, Any]]:
+    """(id, "entity", vector) of entities embedded as their name (or description) plus what
+    their mentions say: the mean vector of the memories mentioning them, so a question about
+    a kind of thing reaches the names said in such contexts. Consolidation, `reindex` and
+    `import` all make an entity's vector this way, from the vectors already stored."""
     from memcli.consolidate.common import mean_vector
     from memcli.consolidate.entity_llm import described
 
-    job = stage.job
-    store = job.store
-    if not entity_ids or job.ctx.load_embedder() is None:
-        return
     nodes = store.nodes_by_ids(entity_ids)
     texts = {i: described(n.text, str(n.props.get("description") or "")) for i, n in nodes.items()}
-    own = dict(zip(texts, job.embed(list(texts.values())) or [], strict=True))
+    own = dict(zip(texts, embed(list(texts.values())), strict=True))
     rows = []
     for eid in nodes:
         sources = [e.src for e in store.edges_of([eid], ["MENTIONS"]) if e.dst == eid]
         context = mean_vector(list(store.get_vectors(sources).values()))
-        vec = own[eid] if context is None else mean_vector([own[eid], context])
-        rows.append((eid, "entity", vec))
-    with store.transaction():
-        job.save_vectors(rows)
+        rows.append(
+            (eid, "entity", own[eid] if context is None else mean_vector([own[eid], context]))
+        )
+    return rows

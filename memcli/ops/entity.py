@@ -103,3 +103,18 @@ def entity_view(mem: Memory, name: str) -> dict[str, Any]:
         "relations": _relations(store, entity, [e for e in edges if e.type == "RELATION"]),
         "timeline": timeline,
     }
+
+
+def restore_profiles(mem: Memory, entity_ids: dict[int, str]) -> int:
+    """Give entities (id -> space) their profile vectors again after their memories were
+    embedded anew (`reindex`, `import`); call inside the transaction that stored those.
+    Returns how many were set."""
+    from memcli.consolidate.entity_merge import profile_vectors
+    from memcli.llm.embedder import embed_all
+
+    embedder = mem.embedder
+    if embedder is None or not entity_ids:
+        return 0
+    rows = profile_vectors(mem.store, lambda texts: embed_all(embedder, texts), list(entity_ids))
+    mem.store.put_vectors((i, entity_ids[i], kind, v) for i, kind, v in rows if v is not None)
+    return len(rows)

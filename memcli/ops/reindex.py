@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from memcli.llm.embedder import embed_all
 from memcli.models import embedding_text
+from memcli.ops.entity import restore_profiles
 from memcli.progress import NoProgress, Progress
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ def reindex(mem: Memory, progress: Progress | None = None) -> ReindexReport:
         if dim:
             store.ensure_vectors(dim)
             store.put_vectors((r[0], r[1], r[2], v) for r, v in zip(rows, vectors, strict=True))
+        restore_profiles(mem, {r[0]: r[1] for r in rows if r[2] == "entity"} if dim else {})
         store.set_meta("embedding.identity", mem.embedder_identity())
         if dim:
             store.set_meta("embedding.dim", str(dim))

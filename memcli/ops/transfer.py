@@ -18,6 +18,7 @@ from memcli.errors import DatabaseError, InvalidInput, NotFound
 from memcli.llm.embedder import embed_all
 from memcli.models import embedding_text, node_public_id
 from memcli.ops import dump as fmt
+from memcli.ops.entity import restore_profiles
 from memcli.ops.import_plan import Plan, edge_rows, make_plan, node_rows
 from memcli.progress import NoProgress, Progress
 from memcli.store.base import chunked, now_iso
@@ -247,6 +248,11 @@ def _store_plan(
                 fix="run the import again",
             )
         report.edges, report.sources = _write_plan(mem, dump, plan, rows, vectors)
+        # An entity's vector is a profile of its mentions, not of its name alone: made again
+        # from the memories' vectors when they were embedded here.
+        if report.embedded:
+            entities = {i for i, kind, _ in vectors if kind == "entity"}
+            restore_profiles(mem, dict.fromkeys(entities, space))
 
 
 def _check_columns(store: Store, dump: fmt.Dump) -> None:
