@@ -106,11 +106,10 @@ def test_a_standing_rule_leads_the_results_of_a_question_it_governs(
         rule = f"Always mention {topic} care steps when I ask about {topic}."
         lines.append({"id": f"r{i}", "role": "user", "session": f"s{i}", "content": rule})
         lines.append({"id": f"a{i}", "role": "assistant", "session": f"s{i}", "content": "Noted."})
-    lines += [
-        {"id": f"q{i}", "role": "user", "session": f"t{i}",
-         "content": f"My tomato plants grew {i} leaves this week by the balcony door, no frost."}
-        for i in range(12)
-    ]  # fmt: skip
+    grew = "My tomato plants grew {} leaves this week by the balcony door, no frost."
+    for i in range(12):
+        lines.append({"id": f"q{i}", "role": "user", "session": f"t{i}", "content": grew.format(i)})
+        lines.append({"id": f"b{i}", "role": "assistant", "session": f"t{i}", "content": "Nice."})
     mem = chat_memory(tmp_path, fake_server, lines)
     question = "frost and my tomato plants leaves this week by the balcony door"
     hits = mem.ask(question, k=5, context_only=True).hits

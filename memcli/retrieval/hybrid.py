@@ -19,6 +19,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from memcli.graph import LocalGraph, expand, max_normalised, personalized_pagerank
 from memcli.models import Hit
 from memcli.retrieval import MEMORY_KINDS, SearchContext, register_retriever
@@ -63,7 +65,10 @@ def graph_scores(
         i: (base[i] + cfg.ppr_weight * ppr.get(i, 0.0)) * cues.factor(node)
         for i, node in nodes.items()
     }
-    memories.update(_graph_only(ctx, sim, topic, cues, graph, ppr, memories, k))
+    # The rule cue is for candidates: rules the query does not reach come by the rules
+    # channel (memcli.retrieval.rules), and a lower ceiling keeps graph-only reads few.
+    rest = dataclasses.replace(cues, beta_rule=1.0)
+    memories.update(_graph_only(ctx, sim, topic, rest, graph, ppr, memories, k))
     return memories
 
 
@@ -136,9 +141,7 @@ def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
     pool = max(ctx.cfg.candidates, k)
     if not shape.broad:
         return ctx.hits(with_rules(ctx, query, ranked(graph_scores(ctx, query, pool, k))), k)
-    scores = graph_scores(
-        ctx, shape.topic, 2 * pool, 2 * pool, question=query, roles=not shape.summary
-    )
+    scores = graph_scores(ctx, shape.topic, 2 * pool, k, question=query, roles=not shape.summary)
     order = ranked(scores)
     if shape.ordered or shape.summary:
         order = spread(order, ctx.store.nodes_by_ids(scores))

@@ -88,14 +88,14 @@ def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int], question: st
         kind = hit.node.kind
         if taken.get(kind, 0) >= caps.get(kind, budget):
             continue
-        if kind == "episode":
-            hit = _trimmed(hit, max(budget // 5, EXCERPT_MIN), question)
-        words = word_count(item_line(hit))
-        if used + words > budget:
-            if kind != "episode" or budget - used < EXCERPT_MIN:
-                continue  # a long item may not fit where a shorter, lower-ranked one does
-            hit = _trimmed(hit, budget - used, question)
+        words, left = word_count(item_line(hit)), budget - used
+        if kind == "episode" and words > min(left, max(budget // 5, EXCERPT_MIN)):
+            if left < EXCERPT_MIN:
+                continue  # too little room left to show a useful part of it
+            hit = _trimmed(hit, min(left, max(budget // 5, EXCERPT_MIN)), question)
             words = word_count(item_line(hit))
+        if words > left:
+            continue  # a long item may not fit where a shorter, lower-ranked one does
         used += words
         taken[kind] = taken.get(kind, 0) + 1
         chosen.append(hit)

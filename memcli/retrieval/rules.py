@@ -23,18 +23,22 @@ RULE_Z = 2.0
 # Words that open most rule statements: the full-text search that finds candidates.
 _MARKERS = "always never prefer preference rather remember sure"
 _CANDIDATES = 400
+_NEIGHBOURS_OF = 10  # best matches whose neighbours show who is in the conversation
 
 
-def standing_rules(ctx: SearchContext, question: str) -> list[tuple[int, float]]:
+def standing_rules(
+    ctx: SearchContext, question: str, near: Sequence[int] = ()
+) -> list[tuple[int, float]]:
     """The user's rule statements that the question falls under, best first, with their
-    cosine to the question (none without vectors or an assistant in the conversation)."""
+    cosine to the question (none without vectors, or when the turns `near` the question's
+    best matches show no assistant)."""
     vector = ctx.query_vector(question)
-    if vector is None:
+    users = _users(ctx, near) if vector is not None else frozenset()
+    if not users:
         return []
     found = [i for i, _ in ctx.store.text_search(ctx.space, _MARKERS, _CANDIDATES, ["episode"])]
-    users = _users(ctx, found)
     nodes = ctx.store.nodes_by_ids(found)
-    rules = [i for i in found if users and states_rule(nodes[i], users)]
+    rules = [i for i in found if states_rule(nodes[i], users)]
     if len(rules) < 3:  # too few to tell which stands out
         return []
     cosines = similarities(ctx, vector, rules)
@@ -47,18 +51,20 @@ def standing_rules(ctx: SearchContext, question: str) -> list[tuple[int, float]]
 
 
 def _users(ctx: SearchContext, turns: Sequence[int]) -> frozenset[str]:
-    """The user's speaker names, if these turns and the turns next to them show a
-    conversation with an assistant (else none)."""
-    near = {n for e in ctx.store.edge_rows(list(turns), ["NEXT"]) for n in e[:2]}
-    speakers = {n.speaker for n in ctx.store.nodes_by_ids(near | set(turns)).values()}
-    return frozenset(user_roles(s for s in speakers if s))
+    """The user's speaker names, if the first few of these turns and the turns next to
+    them show a conversation with an assistant (else none)."""
+    first = list(turns)[:_NEIGHBOURS_OF]
+    near = {n for e in ctx.store.edge_rows(first, ["NEXT"]) for n in e[:2]} | set(first)
+    return frozenset(
+        user_roles(n.speaker for n in ctx.store.nodes_by_ids(near).values() if n.speaker)
+    )
 
 
 def with_rules(
     ctx: SearchContext, question: str, order: Sequence[tuple[int, float]]
 ) -> list[tuple[int, float]]:
     """The ranking with the standing rules the question falls under moved to its top."""
-    rules = standing_rules(ctx, question)
+    rules = standing_rules(ctx, question, [i for i, _ in order])
     if not rules:
         return list(order)
     top = order[0][1] if order else 1.0
