@@ -141,6 +141,7 @@ class RetrievalConfig:
     gam_anchors: Amount = 5  # gam: topic anchors found by similarity before RELATED expansion
     beta_time: Weight = 1.4  # hybrid, gam: boost when a temporal question meets a dated memory
     beta_role: Weight = 1.4  # hybrid, gam: boost when the question names the memory's speaker
+    beta_rule: Weight = 1.4  # hybrid: boost for a user's standing instruction or preference
     gam_beta_conf: Weight = 1.2  # gam: boost for a derived memory believed >= gam_min_belief
     gam_min_belief: Share = 0.8
 

@@ -20,7 +20,10 @@ Question = Annotated[str, typer.Argument(help="The question; '-' reads one per s
 ContextOnly = Annotated[
     bool, typer.Option("--context-only", help="Print the packed memory; no LLM is called.")
 ]
-K = Annotated[int | None, typer.Option("-k", "--k", min=1, help="Hits to return.")]
+K = Annotated[
+    int | None,
+    typer.Option("-k", "--k", min=1, help="Hits to return and to pack into the context."),
+]
 Strategy = Annotated[
     str | None,
     typer.Option(

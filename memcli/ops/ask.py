@@ -38,18 +38,21 @@ def ask(
     k: int | None = None,
     context_only: bool = False,
 ) -> Answer:
-    """Retrieve memories for a question, pack them and, unless `context_only`, answer."""
+    """Retrieve memories for a question, pack them and, unless `context_only`, answer.
+
+    `k` bounds both the hits returned and the hits packed; without it, `retrieval.k` hits
+    are returned and the best `retrieval.pool` are packed."""
     cfg = mem.cfg.retrieval
     retrieve = get_retriever(strategy or cfg.strategy)
     chat = None if context_only else _require_chat(mem)  # before any retrieval work
+    ranked = retrieve(search_context(mem), question, k or max(cfg.k, cfg.pool))
     k = k or cfg.k
-    ranked = retrieve(search_context(mem), question, max(k, cfg.pool))
     caps = {
         "fact": cfg.max_facts,
         "reflection": cfg.max_reflections,
         "episode": cfg.max_episodes,
     }
-    packed = pack(ranked, cfg.word_budget, caps)
+    packed = pack(ranked, cfg.word_budget, caps, question)
     result = Answer(question=question, context=packed.context, hits=ranked[:k])
     if chat is not None:
         reply = generate(mem, question, packed.context)

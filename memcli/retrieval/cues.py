@@ -1,11 +1,15 @@
-"""GAM's deterministic reranking cues: time, role and confidence.
+"""GAM's deterministic reranking cues: time, role, confidence and standing rules.
 
 Each cue fires (multiplies a memory's score by its β) or not:
 - time: the question asks about time and the memory carries one of its own (a resolved
   relative expression, a valid_from date, or a month, year, weekday or date in its text);
 - role: a person the question names is the memory's speaker (or, for a memory without a
-  speaker, named in its text);
-- confidence: a derived memory (fact, reflection) believed at least `min_belief`.
+  speaker, named in its text). In a conversation with an assistant, "I"/"my" in the
+  question name the user and "did you …"/"you said" name the assistant;
+- confidence: a derived memory (fact, reflection) believed at least `min_belief`;
+- rule: in a conversation with an assistant, a user's message that states a standing
+  instruction or preference ("always …", "never …", "from now on …", "I prefer …"): an
+  answer has to follow it whatever the question is about.
 """
 
 from __future__ import annotations
@@ -28,6 +32,23 @@ _MONTHS = "january|february|march|april|may|june|july|august|september|october|n
 _TIME_IN_TEXT = re.compile(
     rf"\b({_MONTHS}|(?:19|20)\d\d|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b",
+    re.IGNORECASE,
+)
+# A standing instruction or preference, in the user's words.
+_RULE = re.compile(
+    r"\b(always|never|from now on|going forward|make sure (?:to|you)|remember to|"
+    r"i(?: would|'d)? prefer|i(?: would|'d) rather|my preference|"
+    r"i(?: would|'d)? (?:like|want) you to|i (?:don't|do not) (?:like|want))\b",
+    re.IGNORECASE,
+)
+# Chat roles of the AI side, and of everything that is not the user.
+ASSISTANT_ROLES = frozenset({"assistant", "model"})
+NOT_USER_ROLES = ASSISTANT_ROLES | {"system", "tool", "function", "developer"}
+_SELF = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.IGNORECASE)
+_ASSISTANT_DID = re.compile(
+    r"\b(?:did|have|had) you\b|\byou (?:said|suggested|recommended|mentioned|told|explained|"
+    r"proposed|advised|gave|showed|helped)\b|\byour (?:advice|suggestions?|recommendations?|"
+    r"answers?|explanations?)\b",
     re.IGNORECASE,
 )
 
@@ -57,6 +78,31 @@ def named_people(question: str, names: Iterable[str]) -> set[str]:
     return found
 
 
+def pronoun_roles(question: str, speakers: Iterable[str]) -> set[str]:
+    """The speakers a question names by pronoun, in a conversation with an assistant: the
+    user's roles for "I"/"my", the assistant's for "did you"/"you said"."""
+    known = {s.lower() for s in speakers}
+    if not known & ASSISTANT_ROLES:
+        return set()
+    named: set[str] = set()
+    if _SELF.search(question):
+        named |= known - NOT_USER_ROLES
+    if _ASSISTANT_DID.search(question):
+        named |= known & ASSISTANT_ROLES
+    return named
+
+
+def user_roles(speakers: Iterable[str]) -> set[str]:
+    """The user's speaker names in a conversation with an assistant (else none)."""
+    known = {s.lower() for s in speakers}
+    return known - NOT_USER_ROLES if known & ASSISTANT_ROLES else set()
+
+
+def states_rule(node: Node, users: frozenset[str]) -> bool:
+    """Whether a memory is a user's message stating a standing instruction or preference."""
+    return bool(node.speaker) and node.speaker.lower() in users and bool(_RULE.search(node.text))
+
+
 def role_match(node: Node, people: set[str]) -> bool:
     """Whether a memory belongs to a person the question names."""
     if not people:
@@ -73,18 +119,21 @@ class Cues:
 
     temporal: bool
     people: frozenset[str]
+    users: frozenset[str] = frozenset()
     beta_time: float = 1.0
     beta_role: float = 1.0
     beta_conf: float = 1.0
     min_belief: float = 1.0
+    beta_rule: float = 1.0
 
     @classmethod
     def of(cls, question: str, nodes: Iterable[Node], **betas: float) -> Cues:
         """The question's cues; the people it may name are the speakers of `nodes` and
         the entities among them."""
-        known = [n.speaker if n.kind != "entity" else n.text for n in nodes]
-        people = named_people(question, sorted({name for name in known if name}))
-        return cls(is_temporal(question), frozenset(people), **betas)
+        known = sorted({n.speaker if n.kind != "entity" else n.text for n in nodes} - {None})
+        people = named_people(question, known) | pronoun_roles(question, known)
+        users = frozenset(user_roles(known))
+        return cls(is_temporal(question), frozenset(people), users, **betas)
 
     def factor(self, node: Node) -> float:
         """The product of the βs of the cues that fire for this memory."""
@@ -95,6 +144,8 @@ class Cues:
             factor *= self.beta_role
         if node.kind != "episode" and (node.belief or 0.0) >= self.min_belief:
             factor *= self.beta_conf
+        if self.users and states_rule(node, self.users):
+            factor *= self.beta_rule
         return factor
 
     def ceiling(self) -> float:
@@ -104,4 +155,6 @@ class Cues:
             factor *= max(self.beta_time, 1.0)
         if self.people:
             factor *= max(self.beta_role, 1.0)
+        if self.users:
+            factor *= max(self.beta_rule, 1.0)
         return factor

@@ -6,25 +6,43 @@
 3. The best `seeds` candidates seed PageRank, weighted by their score squared.
 4. The seeds' neighbourhood to `expand_depth` hops is read from the store as a local graph.
 5. PageRank with edge-type weights and hub dampening runs on that graph.
-6. Score = (similarity + topic bonus + ppr_weight·PageRank) × GAM's time and role cues
-   (memcli.retrieval.cues), similarity and PageRank max-normalised (similarity by the best
-   candidate's); a node found only through the graph gets its similarity computed on
+6. Score = (similarity + topic bonus + ppr_weight·PageRank) × GAM's time, role and rule
+   cues (memcli.retrieval.cues), similarity and PageRank max-normalised (similarity by the
+   best candidate's); a node found only through the graph gets its similarity computed on
    demand whenever it could still make the top k.
+7. The question's shape (memcli.retrieval.shapes) decides the rest: a broad question is
+   searched by its topic alone, with twice the candidates, and one about an order or a
+   summary is spread over the sessions (memcli.retrieval.spread); a summary weighs both
+   sides of a chat alike. Standing rules the question falls under lead the results
+   (memcli.retrieval.rules).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from memcli.graph import LocalGraph, expand, max_normalised, personalized_pagerank
 from memcli.models import Hit
 from memcli.retrieval import MEMORY_KINDS, SearchContext, register_retriever
 from memcli.retrieval.cues import Cues
 from memcli.retrieval.fusion import Similarity, inherit_replies, ranked, top
+from memcli.retrieval.rules import with_rules
+from memcli.retrieval.shapes import Shape
+from memcli.retrieval.spread import spread
 from memcli.retrieval.topic import TopicContext, memories_in_topics
 
 
-def graph_scores(ctx: SearchContext, query: str, pool: int, k: int) -> dict[int, float]:
+def graph_scores(
+    ctx: SearchContext,
+    query: str,
+    pool: int,
+    k: int,
+    question: str | None = None,
+    roles: bool = True,
+) -> dict[int, float]:
     """(Similarity + topic bonus + weighted PageRank) × cues of the memories the query
-    reaches, exact for the top k."""
+    reaches, exact for the top k; the cues read `question` (default: the query), the
+    role cue only when `roles`."""
     cfg = ctx.cfg
     # Organisers (segments, concepts) are reached through the graph rather than seeded:
     # their summaries and labels would otherwise take candidate slots from memories.
@@ -36,7 +54,30 @@ def graph_scores(ctx: SearchContext, query: str, pool: int, k: int) -> dict[int,
     base = {i: max(s, 0.0) / top_sim for i, s in sim.scores.items()}
     for i, extra in topic.bonus(ctx, dict(base)).items():
         base[i] += extra
-    seeds = top(base, cfg.seeds)
+    graph, ppr = _pagerank(ctx, top(base, cfg.seeds))
+    sim.kinds.update(ctx.store.kinds_of([n for n in graph.nodes if n not in sim.kinds]))
+    nodes = ctx.store.nodes_by_ids(i for i in base if sim.kinds.get(i) in MEMORY_KINDS)
+    cues = Cues.of(
+        question or query, nodes.values(), beta_time=cfg.beta_time,
+        beta_role=cfg.beta_role if roles else 1.0, beta_rule=cfg.beta_rule,
+    )  # fmt: skip
+    memories = {
+        i: (base[i] + cfg.ppr_weight * ppr.get(i, 0.0)) * cues.factor(node)
+        for i, node in nodes.items()
+    }
+    # The rule cue is for candidates: rules the query does not reach come by the rules
+    # channel (memcli.retrieval.rules), and a lower ceiling keeps graph-only reads few.
+    rest = dataclasses.replace(cues, beta_rule=1.0)
+    memories.update(_graph_only(ctx, sim, topic, rest, graph, ppr, memories, k))
+    return memories
+
+
+def _pagerank(
+    ctx: SearchContext, seeds: list[tuple[int, float]]
+) -> tuple[LocalGraph, dict[int, float]]:
+    """The seeds' local graph, and PageRank on it (max-normalised) from the seeds weighted
+    by their score squared."""
+    cfg = ctx.cfg
     graph = expand(
         ctx.store,
         [i for i, _ in seeds],
@@ -44,24 +85,14 @@ def graph_scores(ctx: SearchContext, query: str, pool: int, k: int) -> dict[int,
         hub_threshold=cfg.hub_threshold,
         max_nodes=cfg.max_subgraph,
     )
-    ppr = max_normalised(
-        personalized_pagerank(
-            graph,
-            {i: s * s for i, s in seeds},
-            type_weights=cfg.type_weights(),
-            damping=cfg.damping,
-            hub_threshold=cfg.hub_threshold,
-        )
+    ppr = personalized_pagerank(
+        graph,
+        {i: s * s for i, s in seeds},
+        type_weights=cfg.type_weights(),
+        damping=cfg.damping,
+        hub_threshold=cfg.hub_threshold,
     )
-    sim.kinds.update(ctx.store.kinds_of([n for n in graph.nodes if n not in sim.kinds]))
-    nodes = ctx.store.nodes_by_ids(i for i in base if sim.kinds.get(i) in MEMORY_KINDS)
-    cues = Cues.of(query, nodes.values(), beta_time=cfg.beta_time, beta_role=cfg.beta_role)
-    memories = {
-        i: (base[i] + cfg.ppr_weight * ppr.get(i, 0.0)) * cues.factor(node)
-        for i, node in nodes.items()
-    }
-    memories.update(_graph_only(ctx, sim, topic, cues, graph, ppr, memories, k))
-    return memories
+    return graph, max_normalised(ppr)
 
 
 def _graph_only(
@@ -104,6 +135,14 @@ def _graph_only(
 
 @register_retriever("hybrid")
 def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
-    """Memories ranked by fused similarity in topic context, nudged by PageRank."""
-    scores = graph_scores(ctx, query, max(ctx.cfg.candidates, k), k)
-    return ctx.hits(ranked(scores), k)
+    """Memories ranked by fused similarity in topic context, nudged by PageRank; for a
+    broad question, searched by its topic and spread over the conversation's sessions."""
+    shape = Shape.of(query)
+    pool = max(ctx.cfg.candidates, k)
+    if not shape.broad:
+        return ctx.hits(with_rules(ctx, query, ranked(graph_scores(ctx, query, pool, k))), k)
+    scores = graph_scores(ctx, shape.topic, 2 * pool, k, question=query, roles=not shape.summary)
+    order = ranked(scores)
+    if shape.ordered or shape.summary:
+        order = spread(order, ctx.store.nodes_by_ids(scores))
+    return ctx.hits(with_rules(ctx, query, order), k)

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 
 from memcli.dates import parse_iso
 from memcli.models import Hit, Node
+from memcli.passages import word_spans
+from memcli.retrieval.excerpt import matched_span
 from memcli.retrieval.validity import current_first, superseded_note
-from memcli.text import first_words, word_count
+from memcli.text import word_count
 from memcli.timeexpr import annotate
 
 # Section order and titles for derived kinds; episodes come last, in time order.
@@ -69,8 +71,17 @@ def item_line(hit: Hit) -> str:
     return f"- [{node.node_id}] {node.text}{dated}{extra}{superseded_note(node)}"
 
 
-def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int]) -> list[Hit]:
-    """Best-ranked hits first, within per-kind caps and the word budget."""
+EXCERPT_MIN = 40  # words: the shortest excerpt of a long message worth showing
+
+
+def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int], question: str) -> list[Hit]:
+    """Best-ranked hits first, within per-kind caps and the word budget.
+
+    A message longer than a fifth of the budget (at least EXCERPT_MIN words) is shown as an
+    excerpt of that size around the passage the question matches (memcli.retrieval.
+    excerpt), marked as such; one that no longer fits what is left of the budget is cut to
+    fit rather than left out, as long as EXCERPT_MIN words are left.
+    """
     used = 0
     taken: dict[str, int] = {}
     chosen: list[Hit] = []
@@ -78,8 +89,13 @@ def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int]) -> list[Hit]
         kind = hit.node.kind
         if taken.get(kind, 0) >= caps.get(kind, budget):
             continue
-        words = word_count(item_line(hit))
-        if used + words > budget:
+        words, left = word_count(item_line(hit)), budget - used
+        if kind == "episode" and words > min(left, max(budget // 5, EXCERPT_MIN)):
+            if left < EXCERPT_MIN:
+                continue  # too little room left to show a useful part of it
+            hit = _trimmed(hit, min(left, max(budget // 5, EXCERPT_MIN)), question)
+            words = word_count(item_line(hit))
+        if words > left:
             continue  # a long item may not fit where a shorter, lower-ranked one does
         used += words
         taken[kind] = taken.get(kind, 0) + 1
@@ -87,15 +103,36 @@ def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int]) -> list[Hit]
     if not chosen:  # even the best hit is longer than the budget: cut it rather than lose it
         first = next((h for h in hits if caps.get(h.node.kind, budget) > 0), None)
         if first is not None and budget > 0:
-            chosen.append(_trimmed(first, budget))
+            chosen.append(_trimmed(first, budget, question))
     return chosen
 
 
-def _trimmed(hit: Hit, budget: int) -> Hit:
-    """The hit with its text cut so that its context line has at most `budget` words."""
-    overhead = word_count(item_line(hit)) - word_count(hit.node.text) + 1  # and the "…"
-    text = first_words(hit.node.text, max(budget - overhead, 1))
-    return dataclasses.replace(hit, node=dataclasses.replace(hit.node, text=text))
+def _trimmed(hit: Hit, budget: int, question: str) -> Hit:
+    """The hit with its text cut so that its context line has at most `budget` words: the
+    words around the passage the question matches (else its first words), with "…" where
+    they were cut and, when there is room, a note of the excerpt's place in the whole."""
+    text = hit.node.text
+    words = word_spans(text)
+    room = budget - (word_count(item_line(hit)) - len(words))
+    if len(words) <= room:
+        return hit
+    keep = max(room - 2, 1)  # and a "…" at each cut
+    span = matched_span(text, question) if question else None
+    first = 0
+    if span is not None:
+        inside = [i for i, (a, b) in enumerate(words) if b > span[0] and a < span[1]]
+        if inside:  # centre the passage, or its start when it is longer than what fits
+            first = max(inside[0] - max((keep - len(inside)) // 2, 0), 0)
+    marker = ""
+    if room >= EXCERPT_MIN:
+        keep -= 5  # the marker's words
+        marker = f" [excerpt: words {{}}–{{}} of {len(words):,}]"
+    first = max(min(first, len(words) - keep), 0)
+    last = first + keep
+    cut = text[words[first][0] : words[last - 1][1]]
+    cut = ("… " if first > 0 else "") + cut + (" …" if last < len(words) else "")
+    cut += marker.format(f"{first + 1:,}", f"{last:,}")
+    return dataclasses.replace(hit, node=dataclasses.replace(hit.node, text=cut))
 
 
 def _episode_order(hit: Hit) -> tuple[object, ...]:
@@ -127,7 +164,8 @@ def render(chosen: Sequence[Hit]) -> str:
     return "\n\n".join(parts)
 
 
-def pack(hits: Sequence[Hit], budget: int, caps: dict[str, int]) -> Packed:
-    """Choose hits within the budget and render them."""
-    chosen = _select(hits, budget, caps)
+def pack(hits: Sequence[Hit], budget: int, caps: dict[str, int], question: str = "") -> Packed:
+    """Choose hits within the budget and render them; long messages are shown by the part
+    that `question` is about."""
+    chosen = _select(hits, budget, caps, question)
     return Packed(render(chosen), chosen)

@@ -1,0 +1,71 @@
+"""The shape of a question, read from its form alone (never from its topic).
+
+- broad: it asks for many memories at once: an order or a progression ("in what order",
+  "how did … progress/evolve"), a summary ("summarise", "overview", "everything about"),
+  or an aggregate over the conversation ("how many … in total", "across my sessions");
+- ordered: among broad questions, one about order or progression (the answer follows
+  the timeline);
+- summary: among broad questions, one asking for a summary: it is about what was said on
+  both sides of the conversation, whoever the question's pronouns name.
+
+`topic` is the question without the words that describe the requested form of the answer
+("(mention 5 items)", "in order", "summary of", "our conversations"): what remains says
+what the memories must be about, which is what search should match.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ORDER = re.compile(
+    r"\b(in (?:what|which|the) order|order in which|in order(?! to\b)|chronolog\w*|"
+    r"sequence|timeline|progress(?:ed|ion)?|evolv(?:e|ed|ing)|develop(?:ed)? over time)\b",
+    re.IGNORECASE,
+)
+_SUMMARY = re.compile(
+    r"\b(summar(?:y|ies|i[sz]e|i[sz]ed|i[sz]ing)|overview|recap|everything|full scope|"
+    r"all (?:the|of) (?:\w+ )?(?:things|ways|steps|aspects|topics))\b",
+    re.IGNORECASE,
+)
+_AGGREGATE = re.compile(
+    r"\b(in total|total|combined|altogether|across (?:all|my|our)|throughout|over time)\b",
+    re.IGNORECASE,
+)
+# Words about the answer's form rather than its content: a parenthesis asking for a form,
+# polite request phrases, and phrases naming the conversation itself.
+_FORM_REQUEST = re.compile(r"\([^)]*\)")
+_META = re.compile(
+    r"\b((?:throughout|across|in|during|from) (?:all )?(?:of )?(?:our|my|the|these) (?:recent )?"
+    r"(?:conversations?|discussions?|chats?|sessions?|talks?)|"
+    r"(?:can|could|would) you|please|give me|tell me|list|mention(?:ed)?|brought up|"
+    r"bring up|walk me through|conversations?|discussions?|items?|aspects?|topics?|"
+    r"different|various|detailed|thorough|cohesive)\b",
+    re.IGNORECASE,
+)
+
+
+def _topic(question: str) -> str:
+    """The question without the words that ask for a form of answer."""
+    text = _FORM_REQUEST.sub(" ", question)
+    for pattern in (_ORDER, _SUMMARY, _META):
+        text = pattern.sub(" ", text)
+    return re.sub(r"\s+", " ", text).strip(" ,.?") or question
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the form of a question says about the memories that answer it."""
+
+    broad: bool
+    ordered: bool
+    summary: bool
+    topic: str
+
+    @classmethod
+    def of(cls, question: str) -> Shape:
+        ordered = _ORDER.search(question) is not None
+        summary = _SUMMARY.search(question) is not None
+        broad = ordered or summary or _AGGREGATE.search(question) is not None
+        topic = _topic(question) if broad else question
+        return cls(broad, ordered, summary, topic)

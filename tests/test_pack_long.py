@@ -1,0 +1,78 @@
+"""Long messages in the packed context: passages, the excerpt around what matched, and -k
+bounding what is packed (a huge message is cut with a marker, never silently left out)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from memcli.models import Hit, Node
+from memcli.passages import passages
+from memcli.retrieval.excerpt import matched_span
+from memcli.retrieval.pack import item_line, pack
+from tests.cli_runner import Memcli
+from tests.graph_helpers import write_jsonl
+
+CAPS = {"fact": 60, "reflection": 20, "episode": 80}
+
+
+def filler(n: int, seed: str = "plain") -> str:
+    return " ".join(f"{seed}{i % 17} words here." for i in range(n))
+
+
+def test_passages_overlap_and_keep_a_code_block_whole() -> None:
+    code = "```python\n" + "\n".join(f"x{i} = {i}" for i in range(20)) + "\n```"
+    text = f"{filler(60)}\n\n{code}\n\n{filler(60, 'more')}"
+    spans = passages(text, 120, 20)
+    assert len(spans) >= 3
+    assert any(code in text[a:b] for a, b in spans), "the fence is whole in one passage"
+    assert all(b > a for a, b in spans) and spans[0][0] == 0 and spans[-1][1] == len(text)
+    starts = [a for a, _ in spans]
+    assert all(spans[i][1] > starts[i + 1] for i in range(len(spans) - 1) if i != 0), "overlap"
+    assert passages("short text", 120, 20) == []
+
+
+def test_the_matched_passage_is_where_the_rare_question_words_are() -> None:
+    text = f"{filler(200)} The boiler pressure valve was replaced on site. {filler(200)}"
+    a, b = matched_span(text, "when was the boiler valve replaced?") or (0, 0)
+    assert "boiler pressure valve" in text[a:b]
+    assert matched_span("a short message", "boiler") is None
+
+
+def test_a_long_message_is_shown_around_what_matched_with_a_marker() -> None:
+    text = f"{filler(400)} The boiler pressure valve was replaced on site. {filler(400)}"
+    hit = Hit(Node(7, "episode", "default", text, speaker="assistant", session="s1"), 1.0)
+    packed = pack([hit], 1000, CAPS, "boiler valve")
+    assert "boiler pressure valve" in packed.context
+    assert re.search(r"\[excerpt: words [\d,]+–[\d,]+ of 2,408\]", packed.context)
+    assert len(item_line(packed.included[0]).split()) <= 200
+    assert packed.included[0].node.text.startswith("… ")
+    first = pack([hit], 1000, CAPS).included[0].node.text  # no question: the opening
+    assert first.startswith(text[:20]) and "boiler" not in first
+
+
+def test_k_bounds_the_packed_context_and_a_huge_message_is_cut_not_dropped(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "memcli.yaml"
+    config.write_text(f"db: {tmp_path / 'm.db'}\nembedding:\n  provider: none\n")
+    cli = Memcli(config=config)
+    huge = f"{filler(24_000)} The spare key hides under the blue flowerpot. {filler(24_000)}"
+    assert 900_000 < len(huge.encode()) < 1_000_000  # the largest record ingest takes
+    turns = [{"id": "big", "role": "assistant", "session": "s1", "content": huge}]
+    turns += [
+        {"id": f"t{i}", "role": "user", "session": "s1", "content": f"Where is the spare key {i}?"}
+        for i in range(6)
+    ]
+    cli.ok("ingest", write_jsonl(tmp_path / "c.jsonl", turns))
+    out = json.loads(
+        cli.ok("--json", "ask", "--context-only", "-k", "3", "spare key flowerpot").stdout
+    )
+    context = out["context"]
+    assert len(out["hits"]) == 3
+    assert len(re.findall(r"^\[ep\d+\]", context, re.M)) <= 3, "-k bounds what is packed"
+    big = next(h for h in out["hits"] if h["ref"] == "big")
+    assert f"[{big['node_id']}]" in context, "the huge message is in the context"
+    assert "blue flowerpot" in context and "[excerpt: words" in context
+    assert len(context.split()) <= 1000

@@ -1,0 +1,121 @@
+"""Retrieval on user–assistant chats: question shapes, pronoun roles, standing rules,
+and spreading broad questions over sessions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memcli.config import Config, EmbeddingConfig
+from memcli.models import Node
+from memcli.ops import Memory
+from memcli.retrieval.cues import Cues, pronoun_roles, states_rule
+from memcli.retrieval.shapes import Shape
+from memcli.retrieval.spread import spread
+from tests.fakeserver import FakeModelServer
+from tests.graph_helpers import embedding_config
+
+
+@pytest.mark.parametrize(
+    ("question", "broad", "ordered", "summary"),
+    [
+        ("In what order did I bring up the garden projects?", True, True, False),
+        ("How did my plans for the trip progress?", True, True, False),
+        ("Can you summarize everything about my move?", True, False, True),
+        ("How many books have I read in total?", True, False, False),
+        ("What did I plant in order to attract bees?", False, False, False),
+        ("Where is the spare key?", False, False, False),
+    ],
+)
+def test_shapes_come_from_the_form_of_the_question(
+    question: str, broad: bool, ordered: bool, summary: bool
+) -> None:
+    shape = Shape.of(question)
+    assert (shape.broad, shape.ordered, shape.summary) == (broad, ordered, summary)
+    if not broad:
+        assert shape.topic == question
+
+
+def test_the_topic_of_a_broad_question_drops_the_requested_form() -> None:
+    shape = Shape.of(
+        "Can you list the order in which I brought up my garden projects throughout our "
+        "conversations (mention 4 items)?"
+    )
+    assert "garden projects" in shape.topic
+    for form in ("order", "conversations", "mention", "items", "list", "brought up"):
+        assert form not in shape.topic
+
+
+def test_pronouns_name_the_user_or_the_assistant_only_in_a_chat_with_an_assistant() -> None:
+    chat = ["assistant", "user"]
+    assert pronoun_roles("What did I say about my garden?", chat) == {"user"}
+    assert pronoun_roles("What did you recommend for the soil?", chat) == {"assistant"}
+    assert pronoun_roles("How did you help me choose?", chat) == {"user", "assistant"}
+    assert pronoun_roles("Can you tell me the date?", chat) == {"user"}  # "me"
+    assert pronoun_roles("What did I say about my garden?", ["Ana", "Bo"]) == set()
+
+
+def test_rule_statements_are_the_users_and_state_an_instruction_or_a_preference() -> None:
+    users = frozenset({"user"})
+    rule = Node(1, "episode", "d", "Always give me sizes in metric units.", speaker="user")
+    taste = Node(2, "episode", "d", "I prefer organic fertiliser, please.", speaker="user")
+    plain = Node(3, "episode", "d", "The seedlings sprouted today.", speaker="user")
+    advice = Node(4, "episode", "d", "Always water in the morning.", speaker="assistant")
+    assert states_rule(rule, users) and states_rule(taste, users)
+    assert not states_rule(plain, users) and not states_rule(advice, users)
+    cues = Cues.of("When should I water?", [rule, advice], beta_rule=2.0)
+    assert cues.factor(rule) == 2.0 and cues.factor(advice) == 1.0
+    assert cues.ceiling() == 2.0
+    assert Cues.of("When?", [Node(5, "episode", "d", "Always", speaker="Ana")]).users == set()
+
+
+def test_spread_takes_each_sessions_best_before_any_second() -> None:
+    nodes = {
+        1: Node(1, "episode", "d", "a", session="s1"),
+        2: Node(2, "episode", "d", "b", session="s1"),
+        3: Node(3, "episode", "d", "c", session="s2"),
+        4: Node(4, "fact", "d", "d"),
+        5: Node(5, "episode", "d", "e", session="s1"),
+    }
+    order = [(1, 0.9), (2, 0.8), (5, 0.7), (3, 0.6), (4, 0.5)]
+    assert [i for i, _ in spread(order, nodes)] == [1, 3, 4, 2, 5]
+
+
+def chat_memory(tmp_path: Path, server: FakeModelServer, lines: list[dict[str, str]]) -> Memory:
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text("\n".join(json.dumps(m) for m in lines) + "\n")
+    emb = embedding_config(server)
+    cfg = Config(db=str(tmp_path / "memory.db"), embedding=EmbeddingConfig(
+        provider=emb.provider, model=emb.model, url=emb.url, max_retries=0))  # fmt: skip
+    mem = Memory(cfg)
+    mem.ingest([str(chat)])
+    return mem
+
+
+def test_a_standing_rule_leads_the_results_of_a_question_it_governs(
+    tmp_path: Path, fake_server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.retrieval import rules
+
+    topics = ["soil", "seeds", "pots", "water", "light", "pests", "compost", "wind", "mulch",
+              "pruning", "harvest", "budget", "tools", "labels", "shade", "frost"]  # fmt: skip
+    lines = []
+    for i, topic in enumerate(topics):
+        rule = f"Always mention {topic} care steps when I ask about {topic}."
+        lines.append({"id": f"r{i}", "role": "user", "session": f"s{i}", "content": rule})
+        lines.append({"id": f"a{i}", "role": "assistant", "session": f"s{i}", "content": "Noted."})
+    grew = "My tomato plants grew {} leaves this week by the balcony door, no frost."
+    for i in range(12):
+        lines.append({"id": f"q{i}", "role": "user", "session": f"t{i}", "content": grew.format(i)})
+        lines.append({"id": f"b{i}", "role": "assistant", "session": f"t{i}", "content": "Nice."})
+    mem = chat_memory(tmp_path, fake_server, lines)
+    question = "frost and my tomato plants leaves this week by the balcony door"
+    hits = mem.ask(question, k=5, context_only=True).hits
+    assert hits[0].node.ref == "r15", "the rule about frost leads"
+    assert all(h.node.ref.startswith("q") for h in hits[1:]), "one rule stands out, not all"
+    monkeypatch.setattr(rules, "RULE_Z", 99.0)  # no rule stands out that far
+    ranked = [h.node.ref for h in mem.ask(question, k=5, context_only=True).hits]
+    assert ranked[0] != "r15", "without the rule channel the tomato messages lead"
+    mem.close()
