@@ -33,6 +33,10 @@ SpaceOpt = Annotated[
     typer.Option("--space", help="Memory space to use (env MEMCLI_SPACE; default 'default')."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout.")]
+# Accepted by commands that never open the store (benchmarks), as by every other command.
+_NOT_USED = "Not used: each conversation gets its own temporary store."
+UnusedDbOpt = Annotated[Path | None, typer.Option("--db", help=_NOT_USED, show_default=False)]
+UnusedSpaceOpt = Annotated[str | None, typer.Option("--space", help=_NOT_USED)]
 
 
 @dataclass
@@ -124,17 +128,21 @@ def _fail(state: State, exc: BaseException) -> typer.Exit:
 
 # The per-command options a command can take, with their defaults.
 _SHARED = {"db": (DbOpt, None), "space": (SpaceOpt, None), "json_mode": (JsonOpt, False)}
+_UNUSED = {"db": (UnusedDbOpt, None), "space": (UnusedSpaceOpt, None)}
 _KIND = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
-def _signature(fn: Callable[..., Any], shared: tuple[str, ...]) -> inspect.Signature:
+def _signature(
+    fn: Callable[..., Any], shared: tuple[str, ...], unused: bool = False
+) -> inspect.Signature:
     """What Typer sees: ctx, the body's own options, then the shared ones (the body's own
-    declaration of a shared option wins, e.g. a --space with other help)."""
+    declaration of a shared option wins, e.g. a --space with other help; with `unused`,
+    --db and --space are accepted and said to be unused)."""
     sig = inspect.signature(fn, eval_str=True)
     own = sig.parameters
     params = [p for name, p in own.items() if name not in ("ctx", "state", *shared)]
     for name in shared:
-        annotation, default = _SHARED[name]
+        annotation, default = (_UNUSED if unused and name in _UNUSED else _SHARED)[name]
         params.append(
             own.get(name) or inspect.Parameter(name, _KIND, annotation=annotation, default=default)
         )
@@ -142,7 +150,7 @@ def _signature(fn: Callable[..., Any], shared: tuple[str, ...]) -> inspect.Signa
     return sig.replace(parameters=[ctx, *params])
 
 
-def with_state(*shared: str) -> Callable[[F], F]:
+def with_state(*shared: str, unused: bool = False) -> Callable[[F], F]:
     """Give a command body its State: the global options merged with the per-command ones
     named in `shared` (db, space, json_mode), which are added to the command unless the body
     declares them itself. Every error the body raises leaves here with its exit code (the one
@@ -166,7 +174,7 @@ def with_state(*shared: str) -> Callable[[F], F]:
             except BaseException as exc:  # every failure leaves through _fail
                 raise _fail(state, exc) from None
 
-        wrapper.__signature__ = _signature(fn, shared)  # type: ignore[attr-defined]
+        wrapper.__signature__ = _signature(fn, shared, unused)  # type: ignore[attr-defined]
         return wrapper  # type: ignore[return-value]
 
     return decorate

@@ -24,15 +24,6 @@ Cutoffs = Annotated[str, typer.Option("--k", help="Cut-offs for recall@k.")]
 JsonOut = Annotated[
     Path | None, typer.Option("--json-out", help="Write every question's result here.")
 ]
-# Accepted after the command as by every other command, though a benchmark never opens them.
-UnusedDb = Annotated[
-    Path | None,
-    typer.Option("--db", help="Not used: each conversation gets its own temporary store."),
-]
-UnusedSpace = Annotated[
-    str | None,
-    typer.Option("--space", help="Not used: each conversation gets its own temporary store."),
-]
 Consolidate = Annotated[
     bool,
     typer.Option(
@@ -91,7 +82,7 @@ def eval_main(ctx: typer.Context) -> None:
 
 
 @eval_app.command("locomo")
-@with_state("db", "space", "json_mode")
+@with_state("db", "space", "json_mode", unused=True)
 def eval_locomo(
     state: State,
     file: LocomoFile,
@@ -99,8 +90,6 @@ def eval_locomo(
     k: Cutoffs = "5,10,20",
     json_out: JsonOut = None,
     consolidate: Consolidate = False,
-    db: UnusedDb = None,
-    space: UnusedSpace = None,
 ) -> None:
     """Evidence recall of retrieval on LoCoMo, each conversation in its own temporary store.
 
@@ -127,7 +116,7 @@ ChatPaths = Annotated[
 
 
 @eval_app.command("chats")
-@with_state("db", "space", "json_mode")
+@with_state("db", "space", "json_mode", unused=True)
 def eval_chats(
     state: State,
     paths: ChatPaths,
@@ -135,8 +124,6 @@ def eval_chats(
     k: Cutoffs = "5,10,20",
     json_out: JsonOut = None,
     consolidate: Consolidate = False,
-    db: UnusedDb = None,
-    space: UnusedSpace = None,
 ) -> None:
     """Evidence recall of retrieval on annotated conversations, per question type.
 

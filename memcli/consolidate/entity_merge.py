@@ -94,8 +94,8 @@ def profile_vectors(
     their mentions say: the mean vector of the memories mentioning them, so a question about
     a kind of thing reaches the names said in such contexts. Consolidation, `reindex` and
     `import` all make an entity's vector this way, from the vectors already stored."""
-    from memcli.consolidate.common import mean_vector
     from memcli.consolidate.entity_llm import described
+    from memcli.consolidate.nearest import mean_vector
 
     nodes = store.nodes_by_ids(entity_ids)
     texts = {i: described(n.text, str(n.props.get("description") or "")) for i, n in nodes.items()}

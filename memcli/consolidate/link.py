@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memcli.consolidate.common import Stage, day_of, similar
+from memcli.consolidate.common import Stage, day_of
+from memcli.consolidate.nearest import similar
 from memcli.consolidate.schemas import TopicLinks
 from memcli.models import Edge, Node
 from memcli.prompting import data_block

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memcli.consolidate.common import Stage, day_of, mean_vector, similar
+from memcli.consolidate.common import Stage, day_of
 from memcli.consolidate.facts import fact_key
+from memcli.consolidate.nearest import mean_vector, similar
 from memcli.consolidate.schemas import ReflectionsReply
 from memcli.models import Edge, Node
 from memcli.prompting import data_block

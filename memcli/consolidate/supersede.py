@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memcli.consolidate.common import Stage, similar
+from memcli.consolidate.common import Stage
+from memcli.consolidate.nearest import similar
 from memcli.consolidate.schemas import SupersedeReply
 from memcli.models import Edge, Node
 from memcli.prompting import data_block

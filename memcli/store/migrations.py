@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import DatabaseError
-from memcli.store import search_tables, sql
+from memcli.store import ddl, search_tables, sql
 from memcli.store.base import now_iso
 from memcli.store.db import transaction, wrap
 
@@ -85,21 +85,21 @@ def migrate(conn: Any, migrations: Sequence[tuple[str, Step]] = MIGRATIONS) -> i
 
 @migration
 def m001_initial(db: Database) -> None:
-    run_statements(db, sql.M001_INITIAL)
+    run_statements(db, ddl.M001_INITIAL)
 
 
 @migration
 def m002_consolidation(db: Database) -> None:
-    run_statements(db, sql.M002_CONSOLIDATION)
+    run_statements(db, ddl.M002_CONSOLIDATION)
 
 
 @migration
 def m003_fts_per_space(db: Database) -> None:
     """One full-text table per space, so BM25 statistics never mix spaces."""
-    db.execute(sql.M003_FTS_SPACES)
-    for (space,) in db.execute(sql.M003_OLD_SPACES).fetchall():
+    db.execute(ddl.M003_FTS_SPACES)
+    for (space,) in db.execute(ddl.M003_OLD_SPACES).fetchall():
         table = search_tables.text_table(db, space, create=True)
-        db.execute(sql.m003_copy_space(str(table)), [space])
+        db.execute(ddl.m003_copy_space(str(table)), [space])
     db.table("nodes_fts").drop()
 
 

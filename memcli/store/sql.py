@@ -1,8 +1,7 @@
 """Every SQL statement the store runs by hand, and why sqlite-utils does not run it.
 
 - no sqlite-utils call for it: pragmas and write transactions (BEGIN IMMEDIATE), the DDL of
-  shipped migrations (verbatim: AUTOINCREMENT, WITHOUT ROWID, partial indexes; an applied
-  migration's effect never changes), FTS5 and sqlite-vec tables with their MATCH / KNN
+  shipped migrations (in ddl.py), FTS5 and sqlite-vec tables with their MATCH / KNN
   queries, recursive walks, joins, group-bys and unions;
 - measured too slow through it on a hot path (ingest, each consolidation unit, each
   question): row inserts and node, kind and edge reads. Each sqlite-utils call lists the
@@ -43,120 +42,7 @@ SET_USER_VERSION = "PRAGMA user_version = {:d}"  # pragmas take no bound paramet
 BUSY_TIMEOUT = "PRAGMA busy_timeout = {:d}"
 
 
-# -- shipped migrations: verbatim, one statement per string ------------------------------
-
-M001_INITIAL = (
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE sources (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            space TEXT NOT NULL,
-            path TEXT NOT NULL,
-            sha256 TEXT NOT NULL,
-            format TEXT NOT NULL,
-            episodes INTEGER NOT NULL DEFAULT 0,
-            ingested_at TEXT NOT NULL,
-            UNIQUE (space, sha256)
-        )""",
-    """CREATE TABLE nodes (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            space TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            text TEXT NOT NULL,
-            speaker TEXT,
-            session TEXT,
-            seq INTEGER,
-            timestamp TEXT,
-            ref TEXT,
-            belief REAL,
-            status TEXT,
-            key TEXT,
-            props TEXT NOT NULL DEFAULT '{}',
-            created_at TEXT NOT NULL
-        )""",
-    "CREATE UNIQUE INDEX nodes_key ON nodes (space, kind, key) WHERE key IS NOT NULL",
-    "CREATE INDEX nodes_space_kind ON nodes (space, kind)",
-    "CREATE INDEX nodes_session ON nodes (space, session, seq)",
-    "CREATE INDEX nodes_ref ON nodes (space, ref)",
-    """CREATE TABLE node_sources (
-            node INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
-            source INTEGER NOT NULL REFERENCES sources (id) ON DELETE CASCADE,
-            PRIMARY KEY (node, source)
-        ) WITHOUT ROWID""",
-    "CREATE INDEX node_sources_source ON node_sources (source)",
-    """CREATE TABLE edges (
-            id INTEGER PRIMARY KEY,
-            space TEXT NOT NULL,
-            src INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
-            dst INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
-            type TEXT NOT NULL,
-            weight REAL NOT NULL DEFAULT 1.0,
-            props TEXT NOT NULL DEFAULT '{}',
-            created_at TEXT NOT NULL,
-            UNIQUE (src, dst, type)
-        )""",
-    "CREATE INDEX edges_dst ON edges (dst, type)",
-    "CREATE INDEX edges_space_type ON edges (space, type)",
-    """CREATE VIRTUAL TABLE nodes_fts USING fts5 (
-            text, speaker, space UNINDEXED, kind UNINDEXED,
-            tokenize = 'porter unicode61 remove_diacritics 2'
-        )""",
-)
-
-M002_CONSOLIDATION = (
-    """CREATE TABLE llm_cache (
-            key TEXT PRIMARY KEY,
-            provider TEXT NOT NULL,
-            model TEXT NOT NULL,
-            response TEXT NOT NULL,
-            prompt_tokens INTEGER NOT NULL DEFAULT 0,
-            completion_tokens INTEGER NOT NULL DEFAULT 0,
-            created_at TEXT NOT NULL
-        )""",
-    """CREATE TABLE runs (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            space TEXT NOT NULL,
-            stage TEXT NOT NULL,
-            status TEXT NOT NULL,
-            started_at TEXT NOT NULL,
-            finished_at TEXT,
-            items INTEGER NOT NULL DEFAULT 0,
-            nodes INTEGER NOT NULL DEFAULT 0,
-            edges INTEGER NOT NULL DEFAULT 0,
-            llm_calls INTEGER NOT NULL DEFAULT 0,
-            cache_hits INTEGER NOT NULL DEFAULT 0,
-            prompt_tokens INTEGER NOT NULL DEFAULT 0,
-            completion_tokens INTEGER NOT NULL DEFAULT 0,
-            failures INTEGER NOT NULL DEFAULT 0,
-            last_error TEXT
-        )""",
-    "CREATE INDEX runs_space_stage ON runs (space, stage, id)",
-    """CREATE TABLE processed (
-            space TEXT NOT NULL,
-            stage TEXT NOT NULL,
-            node INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
-            PRIMARY KEY (stage, node)
-        ) WITHOUT ROWID""",
-    "CREATE INDEX processed_node ON processed (node)",
-    """CREATE TABLE locks (
-            name TEXT PRIMARY KEY,
-            pid INTEGER NOT NULL,
-            host TEXT NOT NULL,
-            acquired_at TEXT NOT NULL
-        )""",
-)
-
-M003_FTS_SPACES = (
-    "CREATE TABLE fts_spaces (id INTEGER PRIMARY KEY AUTOINCREMENT, space TEXT NOT NULL UNIQUE)"
-)
-M003_OLD_SPACES = "SELECT DISTINCT space FROM nodes_fts"
-
-
-def m003_copy_space(table: str) -> str:
-    """Copy one space's rows of the shared full-text table into its own table."""
-    return (
-        f"INSERT INTO {table} (rowid, text, speaker, kind)"
-        " SELECT rowid, text, speaker, kind FROM nodes_fts WHERE space = ?"
-    )
+# The DDL of the shipped migrations lives in ddl.py: verbatim, never edited.
 
 
 # -- the per-space full-text tables (FTS5) -----------------------------------------------

@@ -1,0 +1,183 @@
+"""The settings' schema: frozen dataclasses whose value rules pydantic checks.
+
+Loading, layering and error messages live in `memcli.config`, which re-exports these names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, ConfigDict, Field
+from pydantic.dataclasses import dataclass
+
+from memcli.models import EDGE_TYPES
+
+
+def default_db_path() -> str:
+    """The store's default location in the user's data directory."""
+    from platformdirs import user_data_dir
+
+    return str(Path(user_data_dir("memcli", appauthor=False)) / "memory.db")
+
+
+# Value rules, declared once and checked by pydantic (the messages are ours: see _message).
+Count = Annotated[int, Field(ge=1)]  # at least one
+Amount = Annotated[int, Field(ge=0)]  # zero or more
+Weight = Annotated[float, Field(ge=0)]
+Share = Annotated[float, Field(ge=0, le=1)]
+Seconds = Annotated[float, Field(ge=0.001)]
+
+
+def _null_word(value: Any) -> Any:
+    """An environment variable can only say "no value" in words: '', 'null' or 'none'."""
+    return None if isinstance(value, str) and value.lower() in ("", "null", "none") else value
+
+
+MaybeText = Annotated[str | None, BeforeValidator(_null_word)]
+
+# Unknown keys are errors; numbers are accepted where text is expected (model: 7).
+_RULES = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+
+@dataclass(frozen=True, config=_RULES)
+class EmbeddingConfig:
+    provider: str = "local"  # local | ollama | openai | none
+    model: str = "all-MiniLM-L6-v2"
+    url: MaybeText = None  # server address; None = the provider's usual one
+    api_key_env: str = "OPENAI_API_KEY"  # name of the env var holding the key (openai)
+    batch_size: Count = 64
+    timeout: Seconds = 60.0
+    max_retries: Amount = 3
+    # The local provider (memcli/llm/local.py, onnx_embed.py, model_files.py):
+    backend: Literal["onnx", "sentence-transformers"] = (
+        "onnx"  # sentence-transformers: memcli[torch]
+    )
+    model_dir: MaybeText = None  # model.safetensors, tokenizer.json, config.json; None = find
+    offline: bool = False  # never download model files (HF_HUB_OFFLINE=1 counts too)
+    download_url: str = "https://huggingface.co"  # where a missing model is fetched (or a mirror)
+    cache_dir: MaybeText = None  # downloads and built graphs; None = the platform cache dir
+    threads: Amount = 0  # onnxruntime threads; 0 = one per CPU
+
+
+@dataclass(frozen=True, config=_RULES)
+class LLMConfig:
+    provider: str = "none"  # ollama | openai | none
+    model: str = ""
+    url: MaybeText = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: Weight = 0.0
+    timeout: Seconds = 120.0
+    max_retries: Amount = 3
+    concurrency: Count = 2
+
+
+@dataclass(frozen=True, config=_RULES)
+class RetrievalConfig:
+    strategy: str = "hybrid"
+    k: Count = 10  # hits returned
+    pool: Count = 60  # hits ranked for packing the context (at least k)
+    word_budget: Count = 1000  # words of packed context
+    candidates: Count = 50  # candidates taken from each signal before fusion
+    lexical_weight: Share = 0.5  # share of normalised BM25 in the fused similarity
+    max_facts: Amount = 60
+    max_reflections: Amount = 20
+    max_episodes: Amount = 80
+    # Graph strategies (hybrid, dwpr, gam; expansion also for the traversals): seeds,
+    # expansion and Personalized PageRank.
+    seeds: Count = 40  # top candidates that seed PageRank, weighted by similarity squared
+    expand_depth: Amount = 2  # hops from the seeds into the local subgraph
+    max_subgraph: Count = 3000  # nodes at most in one query's local subgraph
+    hub_threshold: Amount = 50  # nodes with more edges pass on only threshold/degree of mass
+    damping: Share = 0.85  # probability that the walk follows an edge rather than restart
+    ppr_weight: Weight = 0.1  # hybrid: similarity + ppr_weight·PageRank, both max-normalised
+    reply_share: Share = 0.9  # the turn after a question gets this share of its similarity
+    topic_weight: Weight = 0.3  # hybrid, gam: a memory gains this × its segment's similarity
+    entity_seeds: Count = 5  # traversals: entities matched per question
+    entity_min_similarity: Share = 0.3  # traversals: least fused similarity of a matched entity
+    # PersonalAI traversals (beam, watercircles, astar); defaults from the paper's appendix.
+    kg_seeds: Count = 10  # most similar memories that start a traversal beside the entities
+    kg_max_nodes: Count = 1000  # nodes at most in the traversed subgraph
+    kg_weight: Weight = 0.3  # a memory scores relevance + kg_weight × its traversal credit
+    kg_session_discount: Share = 1.0  # × per better-scored memory of the same session
+    beam_max_depth: Count = 5  # beam: edges at most in a path
+    beam_max_paths: Count = 10  # beam: paths kept per start (and per step)
+    beam_mean_alpha: Share = 0.75  # beam: path relevance = alpha·mean + (1-alpha)·last node
+    wc_chain_num: Count = 25  # watercircles: memories kept where rings of two starts meet
+    wc_other_num: Count = 6  # watercircles: other memories the rings touched, kept
+    astar_endpoints: Count = 6  # astar: starts between which shortest paths are sought
+    astar_max_depth: Count = 10  # astar: edges at most in a path
+    astar_max_passed: Count = 150  # astar: nodes expanded at most per search
+    # PageRank weight per edge type (the edge's stored weight multiplies it):
+    edge_next: Weight = 0.8  # episode -> the next episode
+    edge_part_of: Weight = 0.5  # episode -> its topic segment
+    edge_related: Weight = 0.5  # segment -> segment judged related
+    edge_derived_from: Weight = 0.8  # fact -> the episodes it came from
+    edge_derived_from_fact: Weight = 0.5  # reflection -> its facts
+    edge_has_concept: Weight = 0.8  # episode or segment -> concept
+    edge_about_concept: Weight = 0.8  # fact -> concept
+    edge_mentions: Weight = 0.5  # episode -> entity
+    edge_relation: Weight = 0.5  # entity -> entity
+    edge_supersedes: Weight = 0.5  # fact -> the older fact it replaces
+    edge_contradicts: Weight = 0.5  # fact -> an earlier fact it contradicts
+    dwpr_seeds: Count = 10  # dwpr: seeds per aspect (segments, facts/entities, episodes)
+    dwpr_damping: Share = 0.5  # dwpr: follow-an-edge probability
+    gam_anchors: Amount = 5  # gam: topic anchors found by similarity before RELATED expansion
+    beta_time: Weight = 1.4  # hybrid, gam: boost when a temporal question meets a dated memory
+    beta_role: Weight = 1.4  # hybrid, gam: boost when the question names the memory's speaker
+    beta_rule: Weight = 1.4  # hybrid: boost for a user's standing instruction or preference
+    gam_beta_conf: Weight = 1.2  # gam: boost for a derived memory believed >= gam_min_belief
+    gam_min_belief: Share = 0.8
+
+    def type_weights(self) -> dict[str, float]:
+        """PageRank weight of each edge type, from the edge_* settings."""
+        return {t: getattr(self, f"edge_{t.lower()}") for t in EDGE_TYPES}
+
+
+@dataclass(frozen=True, config=_RULES)
+class ConsolidationConfig:
+    buffer_tokens: Count = 2048  # an open session buffer is segmented once it passes this
+    chunk_tokens: Count = 500  # new episodes per fact-extraction prompt
+    segment_min_turns: Count = 3  # no topic segment shorter than this (unless a buffer is)
+    boundary_window: Count = 3  # turns on each side of a gap compared by the similarity rule
+    boundary_min_depth: Share = 0.15  # smallest similarity dip that counts as a topic change
+    summary_words: Count = 60  # length of an extractive segment summary
+    keywords: Amount = 5  # keywords kept per segment
+    link_top_k: Count = 5  # similar older segments shown to the topic-link judge
+    link_threshold: Share = 0.6  # RELATED edge when the judge's confidence reaches this (τ)
+    similar_context_k: Amount = 5  # older episodes / facts / reflections given as prompt context
+    reflect_batch: Count = 20  # new facts per reflection prompt
+    concepts_per_segment: Amount = 3  # keyword concepts chosen per segment without an LLM
+    concept_max_df_share: Share = 0.05  # a keyword in more episodes than this is too generic
+    concept_merge_threshold: Share = 0.9  # cosine above which two concepts are merged
+    gate: bool = True  # skip LLM extraction of segments with nothing memorable (rule-based)
+    gate_min_words: Count = 2  # informative words that make a turn memorable
+    gate_common_share: Share = 0.02  # a word in more of the turns than this is not informative
+    supersede_batch: Count = 10  # new facts per prompt of the supersede judge
+    supersede_candidates: Amount = 5  # most similar earlier facts shown with each new fact
+    supersede_max_shown: Count = 12  # earlier facts shown with one new fact at most
+    entity_merge_threshold: Share = 0.9  # cosine (with shared letters) merging two entity names
+
+
+@dataclass(frozen=True, config=_RULES)
+class Config:
+    db: MaybeText = None  # None = default_db_path()
+    space: str = "default"
+    prompts_dir: MaybeText = None  # a directory whose prompt files override the built-in ones
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)
+    source_file: str | None = field(default=None, compare=False)  # which file was read
+
+    @property
+    def db_path(self) -> str:
+        """The database file to open."""
+        return self.db or default_db_path()
+
+
+SECTIONS = {
+    f.name for f in dataclasses.fields(Config) if dataclasses.is_dataclass(f.default_factory)
+}
