@@ -112,7 +112,7 @@ def restore_profiles(mem: Memory, entity_ids: dict[int, str]) -> int:
     from memcli.consolidate.entity_merge import profile_vectors
     from memcli.llm.embedder import embed_all
 
-    embedder = mem.embedder
+    embedder = mem.load_embedder()  # the callers have checked it (or, reindex, replace it)
     if embedder is None or not entity_ids:
         return 0
     rows = profile_vectors(mem.store, lambda texts: embed_all(embedder, texts), list(entity_ids))
