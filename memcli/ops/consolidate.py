@@ -28,14 +28,15 @@ __all__ = ["STAGES", "ConsolidateReport", "StageReport", "consolidate"]
 def consolidate(
     mem: Memory,
     *,
-    flush: bool = False,
-    stages: Sequence[str] | None = None,
-    limit: int | None = None,
-    dry_run: bool = False,
-    no_llm: bool = False,
-    progress: Progress | None = None,
+    flush: bool,
+    stages: Sequence[str] | None,
+    limit: int | None,
+    dry_run: bool,
+    no_llm: bool,
+    progress: Progress | None,
 ) -> ConsolidateReport:
-    """Run the consolidation stages on the memory's space; returns what each stage did.
+    """Run the consolidation stages on the memory's space; returns what each stage did (the
+    defaults are `Memory.consolidate`'s).
 
     When another process is consolidating the same store, returns at once with
     `locked=True` and writes nothing.

@@ -273,12 +273,13 @@ def import_dump(
     mem: Memory,
     path: str,
     *,
-    episodes_only: bool = False,
-    dry_run: bool = False,
-    stdin: BinaryIO | None = None,
-    progress: Progress | None = None,
+    episodes_only: bool,
+    dry_run: bool,
+    stdin: BinaryIO | None,
+    progress: Progress | None,
 ) -> ImportReport:
-    """Add a dump's memories to the space; everything is checked before anything is written."""
+    """Add a dump's memories to the space; everything is checked before anything is written
+    (the defaults are `Memory.import_dump`'s)."""
     from memcli.readers import read_text
 
     started = time.perf_counter()
