@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from memcli.cli.helptext import paragraphs
 from memcli.errors import MemcliError, NotFound, Terminated, UsageError, did_you_mean
 from memcli.output import Output, silence_stdout
 
@@ -174,6 +175,7 @@ def with_state(*shared: str, unused: bool = False) -> Callable[[F], F]:
             except BaseException as exc:  # every failure leaves through _fail
                 raise _fail(state, exc) from None
 
+        wrapper.__doc__ = paragraphs(fn.__doc__ or "")  # source lines read as prose
         wrapper.__signature__ = _signature(fn, shared, unused)  # type: ignore[attr-defined]
         return wrapper  # type: ignore[return-value]
 

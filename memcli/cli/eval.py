@@ -10,6 +10,7 @@ import typer
 
 from memcli import render
 from memcli.cli.common import State, check_strategy, need_command, with_state
+from memcli.cli.helptext import prose
 from memcli.cli.root import app
 from memcli.errors import UsageError
 
@@ -66,6 +67,7 @@ def _run(
 
 
 @eval_app.callback(invoke_without_command=True)
+@prose
 def eval_main(ctx: typer.Context) -> None:
     """Built-in benchmarks: retrieval recall on LoCoMo or on your own annotated chats and,
     with an LLM, answer quality.
@@ -129,7 +131,8 @@ def eval_chats(
 
     Each conversation (any format `memcli ingest` reads, gzip or not, messages with ids)
     goes into its own temporary store; its questions file is a JSON list of
-    {"question", "evidence": [message ids], "answer", "type"}.
+    {"question", "evidence", "answer", "type"} objects, evidence being the ids of the
+    messages that hold the answer.
 
     [b]Examples[/b]
 

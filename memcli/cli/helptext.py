@@ -8,6 +8,8 @@ lines of each prose paragraph and leaves indented blocks (examples) as written.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 
 def paragraphs(text: str) -> str:
@@ -17,3 +19,12 @@ def paragraphs(text: str) -> str:
         block if block.startswith(" ") else " ".join(line.strip() for line in block.splitlines())
         for block in blocks
     )
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def prose(fn: F) -> F:
+    """Decorator (under Typer's): the function's docstring shown as paragraphs."""
+    fn.__doc__ = paragraphs(fn.__doc__ or "")
+    return fn

@@ -14,6 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from memcli.cli.common import DbOpt, JsonOpt, SpaceOpt, State, describe, need_command
+from memcli.cli.helptext import prose
 from memcli.errors import MemcliError, Terminated, UsageError
 from memcli.output import Output, silence_stdout, stdout_is_devnull
 
@@ -161,6 +162,7 @@ VersionOpt = Annotated[
 
 
 @app.callback(invoke_without_command=True)
+@prose
 def main_options(
     ctx: typer.Context,
     db: DbOpt = None,
