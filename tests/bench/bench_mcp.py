@@ -109,6 +109,7 @@ def bench_mcp(args: argparse.Namespace) -> None:
     cfg = load_config(args.config, overrides={})
     questions = dev_questions(Path(args.locomo))
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="bench-mcp-"))
+    workdir.mkdir(parents=True, exist_ok=True)
     shared: dict[str, Any] = {}
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"{len(questions)} dev questions, strategy {args.strategy}, stores in {workdir}")
