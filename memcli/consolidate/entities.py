@@ -80,7 +80,6 @@ def entity_ids(stage: Stage, found: Found, source: str) -> dict[str, int]:
             job.save_vectors([(eid, "entity", vectors[0] if vectors else None)])
             index.add(EntityRecord(eid, key, name, kind))
             stage.report.nodes += 1
-            stage.count("entities", 1)
         out[key] = eid
     return out
 
