@@ -22,7 +22,7 @@ Sources = Annotated[
     typer.Option(help="A file as ingested: its path, or a sha256 prefix (8+ hex). Repeatable."),
 ]
 Sessions = Annotated[
-    list[str] | None, typer.Option(help="A session id, or a glob such as 'conv-26:*'. Repeatable.")
+    list[str] | None, typer.Option(help="A session id, or a glob such as 'work-*'. Repeatable.")
 ]
 OlderThan = Annotated[
     str | None, typer.Option(help="Episodes older than this: 90min, 12h, 30d, 2w, 6mo, 1y.")
@@ -64,7 +64,7 @@ Without a terminal, pass --yes (or --dry-run).
 
   memcli prune --source chat.jsonl --dry-run
 
-  memcli prune --session 'conv-26:*' --yes --vacuum
+  memcli prune --session 'work-*' --yes --vacuum
 
   memcli prune --older-than 6mo --yes
 
