@@ -64,6 +64,10 @@ def test_inspect_unknown_entity_is_a_clear_error(
     assert result.exit_code != 0
     assert "memcli: error: no entity named 'Lisbn'" in result.stderr
     assert "Lisbon" in result.stderr and "fix:" in result.stderr
+    # The fix names a command that lists entities, and that command works on this store.
+    assert "memcli list --kind entity" in result.stderr
+    listed = Memcli(config=cfg)("list", "--kind", "entity", "--limit", "0")
+    assert listed.exit_code == 0 and "Lisbon" in listed.stdout
 
 
 def test_llm_entities_have_descriptions_and_relations(

@@ -40,7 +40,7 @@ def find_entity(store: Store, space: str, name: str) -> Node:
             return node
     raise NotFound(
         f"no entity named {name!r} in space {space!r}{did_you_mean(name, [n.text for n in every])}",
-        fix="list entities with `memcli inspect graph --format json`, or consolidate first",
+        fix="list entities with `memcli list --kind entity`, or run `memcli consolidate` first",
     )
 
 
