@@ -37,7 +37,8 @@ def entity(out: Output, view: dict[str, Any]) -> None:
         lines.append(
             "aliases: " + ", ".join(json.dumps(a, ensure_ascii=False) for a in view["aliases"])
         )
-    lines.append(f"mentioned by {view['mentions']} memories")
+    count = view["mentions"]
+    lines.append(f"mentioned by {count} {'memory' if count == 1 else 'memories'}")
     for rel in view["relations"]:
         turns = ", ".join(rel["turns"])
         lines.append(f"- {rel['subject']} {rel['predicate']} {rel['object']} ({turns})")

@@ -53,6 +53,8 @@ def test_no_llm_entities_have_mentions_and_an_inspect_view(
     assert [t["node_id"] for t in view["timeline"]]
     text = Memcli(config=cfg).ok("inspect", "entity", view["node_id"]).stdout
     assert "Lisbon" in text
+    noun = "memory" if len(mentions_) == 1 else "memories"
+    assert f"mentioned by {len(mentions_)} {noun}\n" in text
 
 
 def test_inspect_unknown_entity_is_a_clear_error(
