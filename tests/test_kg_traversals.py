@@ -72,5 +72,5 @@ def test_session_discount_spreads_hits_over_sessions(tmp_path: Path) -> None:
         plain = refs(mem.ask(question, strategy="beam", k=2, context_only=True).hits)
     with ingested(tmp_path / "spread", None, kg_session_discount=0.1) as mem:
         spread = refs(mem.ask(question, strategy="beam", k=2, context_only=True).hits)
-    assert plain == ["b1", "b2"]  # both marathon turns are in session s2
-    assert spread[0] == "b1" and spread[1].startswith("a")  # the next best is from s1
+    assert sorted(plain) == ["b1", "b2"]  # both marathon turns are in session s2
+    assert spread[0] == plain[0] and spread[1].startswith("a")  # the next best is from s1

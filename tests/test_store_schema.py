@@ -15,8 +15,10 @@ from memcli.store.migrations import MIGRATIONS, as_step, migrate
 # sqlite_master of a store written by memcli before the store moved to sqlite-utils (schema
 # version 3): one space's full-text table and a 3-dimensional vector table included.
 SCHEMA_V3 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v3.json").read_text())
-# ... and of a store today (m004 gave `runs` its `extra` column).
+# ... after m004 gave `runs` its `extra` column ...
 SCHEMA_V4 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v4.json").read_text())
+# ... and of a store today (m005 gave full-text tables the `context` column of turns).
+SCHEMA_V5 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v5.json").read_text())
 SHADOW = re.compile(r"fts_\d+_|vec_nodes_")  # tables FTS5 and sqlite-vec make for themselves
 
 
@@ -31,7 +33,7 @@ def test_a_new_store_has_exactly_the_shipped_schema(tmp_path: Path) -> None:
     with open_store(tmp_path / "m.db") as store, store.transaction():
         store.insert_node("a", "episode", "hello")
         store.ensure_vectors(3)
-        assert _schema(store.conn) == SCHEMA_V4
+        assert _schema(store.conn) == SCHEMA_V5
 
 
 def test_each_migration_is_recorded_once(tmp_path: Path) -> None:
@@ -86,7 +88,45 @@ def test_a_store_written_by_the_previous_code_opens_and_works(tmp_path: Path) ->
         assert new == 8
         assert sorted(i for i, _ in store.text_search("a", "woodturning", 5)) == [7, 8]
         assert [i for i, _ in store.vector_search("a", [0, 1, 0], 1)] == [8]
-        assert _schema(store.conn) == SCHEMA_V4
+        # m005 made the full-text table again: same schema, listed in another order.
+        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V5)
+
+
+def _v4_store(path: Path) -> None:
+    """A file as the code before m005 wrote it: three turns of one session, full-text rows
+    without context."""
+    conn = connect(path)
+    for _, name, sql in SCHEMA_V4:
+        if name not in ("sqlite_sequence", "vec_nodes"):
+            conn.execute(sql)
+    conn.execute("INSERT INTO fts_spaces (id, space) VALUES (1, 'a')")
+    turns = ["I took the kids to the aquarium", "What did they like most?", "The sharks!"]
+    for seq, text in enumerate(turns):
+        conn.execute(
+            "INSERT INTO nodes (id, space, kind, text, session, seq, props, created_at)"
+            " VALUES (?, 'a', 'episode', ?, 's1', ?, '{}', '')",
+            (seq + 1, text, seq),
+        )
+        conn.execute(
+            "INSERT INTO fts_1 (rowid, text, speaker, kind) VALUES (?, ?, '', 'episode')",
+            (seq + 1, text),
+        )
+    conn.execute("PRAGMA user_version = 4")
+    conn.close()
+
+
+def test_m005_indexes_each_turn_with_the_turns_before_it(tmp_path: Path) -> None:
+    _v4_store(tmp_path / "v4.db")
+    with open_store(tmp_path / "v4.db") as store:
+        context = dict(store.conn.execute("SELECT rowid, context FROM fts_1").fetchall())
+        assert context == {
+            1: "",
+            2: "I took the kids to the aquarium",
+            3: "I took the kids to the aquarium What did they like most?",
+        }
+        # "The sharks!" is found by what its turn was about, below the turn that says it.
+        assert [i for i, _ in store.text_search("a", "kids aquarium", 5)] == [1, 2, 3]
+        assert [i for i, _ in store.text_search("a", "sharks", 5)] == [3]
 
 
 def test_a_new_migration_is_a_sqlite_utils_function_applied_once(tmp_path: Path) -> None:

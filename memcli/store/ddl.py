@@ -113,9 +113,37 @@ M003_FTS_SPACES = (
 M003_OLD_SPACES = "SELECT DISTINCT space FROM nodes_fts"
 
 
+def m003_text_table(name: str) -> str:
+    """A space's full-text table as m003 made it."""
+    return (
+        f"CREATE VIRTUAL TABLE {name} USING fts5 ("
+        " text, speaker, kind UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')"
+    )
+
+
 def m003_copy_space(table: str) -> str:
     """Copy one space's rows of the shared full-text table into its own table."""
     return (
         f"INSERT INTO {table} (rowid, text, speaker, kind)"
         " SELECT rowid, text, speaker, kind FROM nodes_fts WHERE space = ?"
     )
+
+
+def m005_text_table(name: str) -> str:
+    """A space's full-text table with the `context` column of its turns."""
+    return (
+        f"CREATE VIRTUAL TABLE {name} USING fts5 ("
+        " text, speaker, kind UNINDEXED, context,"
+        " tokenize = 'porter unicode61 remove_diacritics 2')"
+    )
+
+
+def m005_old_rows(table: str) -> str:
+    return f"SELECT rowid, text, speaker, kind FROM {table}"
+
+
+def m005_put_rows(table: str) -> str:
+    return f"INSERT INTO {table} (rowid, text, speaker, kind, context) VALUES (?, ?, ?, ?, '')"
+
+
+M005_TURNS = "SELECT id FROM nodes WHERE space = ? AND kind = 'episode' ORDER BY id"

@@ -98,7 +98,7 @@ def m003_fts_per_space(db: Database) -> None:
     """One full-text table per space, so BM25 statistics never mix spaces."""
     db.execute(ddl.M003_FTS_SPACES)
     for (space,) in db.execute(ddl.M003_OLD_SPACES).fetchall():
-        table = search_tables.text_table(db, space, create=True)
+        table = search_tables.text_table(db, space, create=True, ddl=ddl.m003_text_table)
         db.execute(ddl.m003_copy_space(str(table)), [space])
     db.table("nodes_fts").drop()
 
@@ -108,3 +108,18 @@ def m004_run_extra_counts(db: Database) -> None:
     """Stage-specific counts of a run (the memory gate's decisions and the tokens it saved,
     entities merged, facts superseded ...) as a JSON object beside the shared counters."""
     db.table("runs").add_column("extra", str, not_null_default="{}")
+
+
+@migration
+def m005_turn_context(db: Database) -> None:
+    """Full-text rows of turns gain a `context` column: the opening words of the turns
+    before them in their session (memcli.store.fts)."""
+    from memcli.store.fts import write_context
+
+    for space, table in search_tables.text_tables(db):
+        rows = db.execute(ddl.m005_old_rows(table)).fetchall()
+        db.table(table).drop()
+        db.execute(ddl.m005_text_table(table))
+        db.conn.executemany(ddl.m005_put_rows(table), rows)
+        turns = [int(r[0]) for r in db.execute(ddl.M005_TURNS, [space]).fetchall()]
+        write_context(db, turns)

@@ -201,6 +201,7 @@ class Nodes(FullText, Vectors):
         nodes = self.table("nodes")
         for part in chunked(list(node_ids)):
             where, args = sql.in_json("id"), [json.dumps(list(part))]
+            self.index_context(part, removed=True)  # what follows a forgotten turn forgets it
             self.unindex_text((r["id"], r["space"]) for r in nodes.rows_where(where, args))
             self.delete_vectors(part)
             nodes.delete_where(where, args)

@@ -11,6 +11,7 @@ The layout of both is part of the schema: changing it takes a new migration.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from memcli.store import sql
@@ -22,8 +23,11 @@ TEXT_SPACES = "fts_spaces"
 VECTORS = "vec_nodes"
 
 
-def text_table(db: Database, space: str, create: bool = False) -> str | None:
-    """The name of a space's full-text table; made on first use when `create`."""
+def text_table(
+    db: Database, space: str, create: bool = False, ddl: Callable[[str], str] | None = None
+) -> str | None:
+    """The name of a space's full-text table; made on first use when `create` (by `ddl`,
+    a migration's frozen statement, or else today's layout)."""
     row = db.execute(sql.TEXT_TABLE_ID, [space]).fetchone()  # on every search: kept lean
     if row is not None:
         return f"fts_{int(row[0])}"
@@ -32,7 +36,7 @@ def text_table(db: Database, space: str, create: bool = False) -> str | None:
     spaces = db.table(TEXT_SPACES)
     spaces.insert({"space": space})
     name = f"fts_{spaces.last_rowid}"
-    db.execute(sql.create_text_table(name))
+    db.execute((ddl or sql.create_text_table)(name))
     return name
 
 

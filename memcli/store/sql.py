@@ -49,10 +49,25 @@ BUSY_TIMEOUT = "PRAGMA busy_timeout = {:d}"
 
 
 def create_text_table(name: str) -> str:
+    """A space's full-text table. `context` holds, for a turn, the opening words of the
+    turns before it in its session (memcli.store.fts), searched at a lower weight."""
     return (
         f"CREATE VIRTUAL TABLE {name} USING fts5 ("
-        " text, speaker, kind UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')"
+        " text, speaker, kind UNINDEXED, context,"
+        " tokenize = 'porter unicode61 remove_diacritics 2')"
     )
+
+
+def set_text_context(table: str) -> str:
+    return f"UPDATE {table} SET context = ? WHERE rowid = ?"
+
+
+# The turns of one session around a range of positions: the `limit` before `seq`, those
+# from `seq` to `seq_to`, and the `limit` after `seq_to` (NULL sessions compare by IS).
+_TURNS = "SELECT id, seq, text FROM nodes WHERE space = ? AND kind = 'episode' AND session IS ?"
+TURNS_BEFORE = f"{_TURNS} AND seq < ? ORDER BY seq DESC, id DESC LIMIT ?"
+TURNS_BETWEEN = f"{_TURNS} AND seq BETWEEN ? AND ? ORDER BY seq, id"
+TURNS_AFTER = f"{_TURNS} AND seq > ? ORDER BY seq, id LIMIT ?"
 
 
 def optimize_text_table(table: str) -> str:
@@ -61,12 +76,13 @@ def optimize_text_table(table: str) -> str:
     return f"INSERT INTO {table} ({table}) VALUES ('optimize')"
 
 
-def text_search(table: str, kinds: int) -> str:
+def text_search(table: str, kinds: int, context_weight: float) -> str:
     """BM25 through FTS5's `rank` column: ORDER BY rank LIMIT n takes FTS5's top-n path,
-    faster on large stores than sorting a computed bm25() expression."""
+    faster on large stores than sorting a computed bm25() expression. Column weights: text
+    1, speaker 0.5, (kind, not indexed), the turn's context `context_weight`."""
     return (
         f"SELECT rowid, -rank AS score FROM {table}"
-        f" WHERE {table} MATCH ? AND rank MATCH 'bm25(1.0, 0.5)'"
+        f" WHERE {table} MATCH ? AND rank MATCH 'bm25(1.0, 0.5, 0.0, {float(context_weight)})'"
         f"{in_params(' AND kind', kinds)} ORDER BY rank LIMIT ?"
     )
 
@@ -153,6 +169,11 @@ def nodes_where(where: str, order_by: str | None = None) -> str:
 
 
 KINDS_OF = f"SELECT id, kind FROM nodes WHERE {in_json('id')}"
+# Where turns sit in their sessions (memcli.store.fts indexes a turn with its context).
+TURN_PLACES = (
+    f"SELECT id, space, session, seq FROM nodes WHERE {in_json('id')}"
+    " AND kind = 'episode' AND seq IS NOT NULL"
+)
 KIND_PRESENT = "SELECT 1 FROM nodes WHERE space = ? AND kind = ? LIMIT 1"
 META_GET = "SELECT value FROM meta WHERE key = ?"  # read once per consolidation unit
 TEXT_TABLE_ID = "SELECT id FROM fts_spaces WHERE space = ?"
