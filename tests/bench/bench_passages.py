@@ -91,7 +91,7 @@ def _side_by_side(chat: Path, base: Path, base_config: Path | None) -> str:
         with gzip.open(chat, "rb") as src:
             plain.write_bytes(src.read())
         base_wall, base_cpu = _build(base, plain, base_config, work)
-        this_wall, this_cpu = _build(None, chat, None, work)
+        this_wall, this_cpu = _build(None, chat.resolve(), None, work)  # run from `work`
     return (
         f"base {base_wall:.1f} s wall / {base_cpu:.1f} s CPU; this tree {this_wall:.1f} s wall"
         f" / {this_cpu:.1f} s CPU; ratio {this_wall / base_wall:.2f} wall, "
