@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memcli.models import Hit, Node
 from memcli.passages import passages
-from memcli.retrieval.excerpt import matched_span
+from memcli.retrieval.excerpt import bag_score, matched_span
 from memcli.retrieval.pack import item_line, pack
 from tests.cli_runner import Memcli
 from tests.graph_helpers import write_jsonl
@@ -76,3 +76,10 @@ def test_k_bounds_the_packed_context_and_a_huge_message_is_cut_not_dropped(
     assert f"[{big['node_id']}]" in context, "the huge message is in the context"
     assert "blue flowerpot" in context and "[excerpt: words" in context
     assert len(context.split()) <= 1000
+
+
+def test_a_passage_score_does_not_depend_on_the_order_of_its_words() -> None:
+    # A set of words iterates in an order that changes with the hash seed; floating-point
+    # sums in two orders can differ in the last bit and break a near tie either way.
+    weight = {"a": 0.1, "b": 0.2, "c": 0.3}
+    assert bag_score(["a", "b", "c"], weight) == bag_score(["c", "b", "a"], weight)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable
 
 from memcli.passages import Span, passages
 from memcli.text import content_words, words
@@ -29,6 +30,13 @@ def matched_span(text: str, question: str) -> Span | None:
     bags = [terms & set(words(text[a:b])) for a, b in spans]
     df = Counter(term for bag in bags for term in bag)
     weight = {term: math.log(1 + len(spans) / count) for term, count in df.items()}
-    scores = [sum(weight[t] for t in bag) for bag in bags]
+    scores = [bag_score(bag, weight) for bag in bags]
     best = max(range(len(spans)), key=lambda i: (scores[i], -i))
     return spans[best]
+
+
+def bag_score(terms: Iterable[str], weight: dict[str, float]) -> float:
+    """The summed weight of a passage's terms, exactly rounded: the same whatever order a
+    set yields them in (which changes with the interpreter's hash seed), so that near ties
+    between passages break the same way in every process."""
+    return math.fsum(weight[t] for t in terms)
