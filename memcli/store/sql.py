@@ -38,6 +38,7 @@ COMMIT = "COMMIT"
 ROLLBACK = "ROLLBACK"
 VACUUM = "VACUUM"
 USER_VERSION = "PRAGMA user_version"
+DATA_VERSION = "PRAGMA data_version"  # moves when another connection commits
 SET_USER_VERSION = "PRAGMA user_version = {:d}"  # pragmas take no bound parameters
 BUSY_TIMEOUT = "PRAGMA busy_timeout = {:d}"
 
@@ -152,7 +153,7 @@ def nodes_where(where: str, order_by: str | None = None) -> str:
     return f"SELECT {NODE_COLUMNS} FROM nodes WHERE {where}{order}"
 
 
-KINDS_OF = f"SELECT id, kind FROM nodes WHERE {in_json('id')}"
+KINDS_OF = f"SELECT id, kind FROM nodes WHERE {in_json('id')} ORDER BY id"
 KIND_PRESENT = "SELECT 1 FROM nodes WHERE space = ? AND kind = ? LIMIT 1"
 META_GET = "SELECT value FROM meta WHERE key = ?"  # read once per consolidation unit
 TEXT_TABLE_ID = "SELECT id FROM fts_spaces WHERE space = ?"
@@ -234,6 +235,7 @@ def edge_rows(types: int) -> str:
     return (
         f"SELECT src, dst, type, weight FROM edges WHERE {in_json('src')}{where}"
         f" UNION SELECT src, dst, type, weight FROM edges WHERE {in_json('dst')}{where}"
+        " ORDER BY 1, 2, 3, 4"
     )
 
 
@@ -241,10 +243,11 @@ def edges_from(types: int) -> str:
     # Driven by src alone: a (src IN list AND dst IN list) plan probes every pair.
     return (
         f"SELECT src, dst, type, weight FROM edges WHERE {in_json('src')}"
-        f"{in_params(' AND type', types)}"
+        f"{in_params(' AND type', types)} ORDER BY src, dst, type"
     )
 
 
+EDGES_INTO = f"SELECT src, dst, type, weight FROM edges WHERE {in_json('dst')}"
 EDGE_SET_PROPS = "UPDATE edges SET props = ? WHERE src = ? AND dst = ? AND type = ?"
 DEGREES = (
     f"SELECT src, COUNT(*) FROM edges WHERE {in_json('src')} GROUP BY src UNION ALL"
