@@ -14,7 +14,7 @@ from memcli.models import Edge
 from memcli.store import Store, open_store
 from tests.cli_runner import REPO, clean_env
 
-TYPES = ("NEXT", "PART_OF", "MENTIONS", "RELATED")
+TYPES = ("NEXT", "PART_OF", "DERIVED_FROM", "MENTIONS", "RELATED")
 
 
 def build_graph(store: Store, nodes: int, edges: int, seed: int) -> list[int]:
@@ -59,12 +59,14 @@ def assert_same_reads(warm: Store, plain: Store, ids: list[int], seed: int = 2) 
             assert list(warm.degrees(pick).items()) == list(plain.degrees(pick).items())
             assert list(warm.kinds_of(pick).items()) == list(plain.kinds_of(pick).items())
             assert list(warm.nodes_by_ids(pick).items()) == list(plain.nodes_by_ids(pick).items())
+            assert warm.segments_of(pick) == plain.segments_of(pick)
 
 
 def test_cached_reads_equal_plain_reads(stores: tuple[Store, Store, list[int]]) -> None:
     warm, plain, ids = stores
     assert_same_reads(warm, plain, ids)
     assert warm._memo is not None and warm._memo.rows and warm._memo.out
+    assert any(warm._memo.segments.values())
 
 
 def test_returned_nodes_are_fresh_objects(stores: tuple[Store, Store, list[int]]) -> None:

@@ -211,7 +211,15 @@ class Nodes(FullText, Vectors):
 
     def segments_of(self, node_ids: Iterable[int]) -> dict[int, list[int]]:
         """The topic segments each memory rests on (its own, or its source turns')."""
-        return provenance.topic_segments(self.conn, list(dict.fromkeys(node_ids)))
+        ids = list(dict.fromkeys(node_ids))
+        memo = self._read_memo()
+        if memo is None:
+            return provenance.topic_segments(self.conn, ids)
+        found = memo.fill(memo.segments, ids, self._segment_rows)
+        return {i: list(segments) for i, segments in found.items() if segments is not None}
+
+    def _segment_rows(self, ids: list[int]) -> Iterable[tuple[int, list[int]]]:
+        return provenance.topic_segments(self.conn, ids).items()
 
     def delete_nodes(self, node_ids: Sequence[int]) -> int:
         """Remove nodes with their edges, vectors and full-text rows. Call inside a transaction."""

@@ -36,9 +36,9 @@ def edge_row(row: Sequence[Any]) -> EdgeRow:
 
 
 class ReadCache:
-    """What one connection read, keyed by node id: out- and in-edges, degrees, kinds and
-    node rows (tuples, so callers get fresh objects built from them). Threads sharing the
-    connection take turns."""
+    """What one connection read, keyed by node id: out- and in-edges, degrees, kinds,
+    topic segments and node rows (tuples, so callers get fresh objects built from them).
+    Threads sharing the connection take turns."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -48,10 +48,11 @@ class ReadCache:
         self.degree: dict[int, Any] = {}
         self.kind: dict[int, Any] = {}  # None: no such node
         self.rows: dict[int, Any] = {}  # None: no such node
+        self.segments: dict[int, Any] = {}  # None: in no topic segment
         self._edges = 0
 
     def _clear(self) -> None:
-        for memo in (self.out, self.into, self.degree, self.kind, self.rows):
+        for memo in (self.out, self.into, self.degree, self.kind, self.rows, self.segments):
             memo.clear()
         self._edges = 0
 
