@@ -8,6 +8,7 @@ and nothing outside this module ever sees a vertex index. igraph writes exported
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -84,11 +85,8 @@ def expand(
         degree.update(store.degrees(frontier))
         open_ = [n for n in frontier if not hub_threshold or degree[n] <= hub_threshold]
         rows = store.edge_rows(open_, types) if open_ else []
-        # Neighbours of stronger seeds first, so a size cap keeps the most relevant part.
-        rank = {node: i for i, node in enumerate(open_)}
-        rows.sort(key=lambda r: min(rank.get(r[0], len(rank)), rank.get(r[1], len(rank))))
         frontier = []
-        for src, dst, _, _ in rows:
+        for src, dst, _, _ in _by_stronger_end(rows, open_):
             for node in (src, dst):
                 if node not in hops and not (max_nodes and len(hops) >= max_nodes):
                     hops[node] = hop
@@ -97,6 +95,18 @@ def expand(
     if rest:
         degree.update(store.degrees(rest))
     return LocalGraph.build(hops, store.edges_within(list(hops), types), degree, hops)
+
+
+def _by_stronger_end(rows: list[EdgeRow], order: Sequence[int]) -> list[EdgeRow]:
+    """Edges of the nodes in `order` (strongest first), those of stronger nodes first, so a
+    size cap keeps the most relevant part: a stable sort by the rank of the edge's better
+    ranked end, done as buckets (a key function per row cost more than the rest of it)."""
+    rank = {node: i for i, node in enumerate(order)}
+    far = len(rank)
+    buckets: defaultdict[int, list[EdgeRow]] = defaultdict(list)
+    for row in rows:
+        buckets[min(rank.get(row[0], far), rank.get(row[1], far))].append(row)
+    return [row for key in sorted(buckets) for row in buckets[key]]
 
 
 def walk(
