@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memcli.models import Edge
-from memcli.store import Store, open_store
+from memcli.store import Store, open_store, read_cache
 from tests.cli_runner import REPO, clean_env
 
 TYPES = ("NEXT", "PART_OF", "DERIVED_FROM", "MENTIONS", "RELATED")
@@ -125,3 +125,20 @@ def test_a_rolled_back_write_leaves_nothing_cached(stores: tuple[Store, Store, l
     assert (ids[5], ids[6], "NEXT", 7.0) not in warm.edge_rows([ids[5]])
     assert warm.nodes_by_ids([ids[6]])[ids[6]].text != "never committed"
     assert_same_reads(warm, plain, ids, seed=5)
+
+
+def test_a_full_cache_starts_over(
+    stores: tuple[Store, Store, list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warm, plain, ids = stores
+    monkeypatch.setattr(read_cache, "ROW_LIMIT", 50)
+    monkeypatch.setattr(read_cache, "EDGE_LIMIT", 200)
+    warm.nodes_by_ids(ids[:60])
+    assert warm._memo is not None and len(warm._memo.rows) == 60
+    assert warm.nodes_by_ids(ids[:3]) == plain.nodes_by_ids(ids[:3])
+    assert len(warm._memo.rows) == 3
+    warm.edges_within(ids[:200])
+    assert len(warm._memo.out) == 200
+    assert warm.edges_within(ids[:3]) == plain.edges_within(ids[:3])
+    assert len(warm._memo.out) == 3 and not warm._memo.rows
+    assert_same_reads(warm, plain, ids)
