@@ -1,13 +1,14 @@
-"""A per-query igraph view of a local subgraph, and Personalized PageRank over it.
+"""A per-query view of a local subgraph, and Personalized PageRank over it.
 
-The view is built from store rows on demand and thrown away after the query: nothing is
-cached across invocations. Vertices are numbered 0..n-1 for igraph; `LocalGraph.nodes` and
-`LocalGraph.index` map between those indices and store node ids, and nothing outside this
-module ever sees a vertex index.
+The view is built from store rows on demand and thrown away after the query (a warm
+process keeps the rows themselves: memcli.store.read_cache). Vertices are numbered 0..n-1;
+`LocalGraph.nodes` and `LocalGraph.index` map between those indices and store node ids,
+and nothing outside this module ever sees a vertex index. igraph writes exported graphs.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -84,11 +85,8 @@ def expand(
         degree.update(store.degrees(frontier))
         open_ = [n for n in frontier if not hub_threshold or degree[n] <= hub_threshold]
         rows = store.edge_rows(open_, types) if open_ else []
-        # Neighbours of stronger seeds first, so a size cap keeps the most relevant part.
-        rank = {node: i for i, node in enumerate(open_)}
-        rows.sort(key=lambda r: min(rank.get(r[0], len(rank)), rank.get(r[1], len(rank))))
         frontier = []
-        for src, dst, _, _ in rows:
+        for src, dst, _, _ in _by_stronger_end(rows, open_):
             for node in (src, dst):
                 if node not in hops and not (max_nodes and len(hops) >= max_nodes):
                     hops[node] = hop
@@ -99,13 +97,26 @@ def expand(
     return LocalGraph.build(hops, store.edges_within(list(hops), types), degree, hops)
 
 
+def _by_stronger_end(rows: list[EdgeRow], order: Sequence[int]) -> list[EdgeRow]:
+    """Edges of the nodes in `order` (strongest first), those of stronger nodes first, so a
+    size cap keeps the most relevant part: a stable sort by the rank of the edge's better
+    ranked end, done as buckets (a key function per row cost more than the rest of it)."""
+    rank = {node: i for i, node in enumerate(order)}
+    far = len(rank)
+    buckets: defaultdict[int, list[EdgeRow]] = defaultdict(list)
+    for row in rows:
+        buckets[min(rank.get(row[0], far), rank.get(row[1], far))].append(row)
+    return [row for key in sorted(buckets) for row in buckets[key]]
+
+
 def walk(
     graph: LocalGraph,
     type_weights: Mapping[str, float],
     hub_threshold: int = 0,
     into: Mapping[int, float] | None = None,
-) -> tuple[Any, list[float]]:
-    """A directed igraph.Graph that follows every edge both ways, and its edge weights.
+) -> tuple[Any, Any]:
+    """A directed graph that follows every edge both ways: its edges as an (m, 2) array of
+    vertex indices, and their weights.
 
     An edge's weight is its type's weight times its stored weight, times `into[target]` when
     given (query-conditioned weights). A hub (store degree above `hub_threshold`) sends only
@@ -113,17 +124,18 @@ def walk(
     (index len(graph)) with no out-edges, whose mass PageRank hands back to the teleport
     vector. Plain rescaling of a hub's weights would cancel out in the per-source
     normalisation; the sink is what actually limits the mass passing through a hub.
+    The edges come in igraph's "mutual" order (every edge lower->higher vertex, then every
+    edge reversed, then the sink edges), built with numpy: a query's subgraph has thousands
+    of edges, and a round trip through igraph cost more than the walk itself.
     """
-    import igraph
+    import numpy as np
 
-    view = igraph.Graph(n=len(graph) + 1, edges=graph.pairs, directed=False)
-    # igraph stores an undirected edge as (lower, higher) vertex; "mutual" adds the edges
-    # lower->higher first, then all of them reversed, in edge order.
-    view.to_directed(mode="mutual")
     lower, higher, weights = _both_ways(graph, type_weights, into)
+    edges = np.concatenate([np.stack([lower, higher], 1), np.stack([higher, lower], 1)])
     if hub_threshold > 0 and len(weights):
-        weights = _add_hub_sink(view, graph, lower, higher, weights, hub_threshold)
-    return view, weights.tolist()
+        sinks, weights = _add_hub_sink(graph, lower, higher, weights, hub_threshold)
+        edges = np.concatenate([edges, sinks])
+    return edges.reshape(-1, 2), weights
 
 
 def _both_ways(
@@ -152,18 +164,18 @@ def _both_ways(
 
 
 def _add_hub_sink(
-    view: Any, graph: LocalGraph, lower: Any, higher: Any, weights: Any, hub_threshold: int
-) -> Any:
-    """Give each hub an edge to the sink vertex carrying the share of its mass it must not
-    pass on; the weights with those edges' appended."""
+    graph: LocalGraph, lower: Any, higher: Any, weights: Any, hub_threshold: int
+) -> tuple[Any, Any]:
+    """An edge from each hub to the sink vertex carrying the share of its mass it must not
+    pass on: those edges, and the weights with theirs appended."""
     import numpy as np
 
     n = len(graph)
     degree = np.fromiter(map(graph.degree.__getitem__, graph.nodes), dtype=float, count=n)
     out_total = np.bincount(np.concatenate([lower, higher]), weights=weights, minlength=n)
     hubs = np.nonzero((degree > hub_threshold) & (out_total > 0))[0]
-    view.add_edges([(int(h), n) for h in hubs])
-    return np.concatenate([weights, out_total[hubs] * (degree[hubs] / hub_threshold - 1)])
+    sinks = np.stack([hubs, np.full(len(hubs), n, dtype=hubs.dtype)], 1)
+    return sinks, np.concatenate([weights, out_total[hubs] * (degree[hubs] / hub_threshold - 1)])
 
 
 def personalized_pagerank(
@@ -189,14 +201,13 @@ def personalized_pagerank(
             vector[graph.index[node]] = weight
     if not vector.any():
         return {}
-    view, weights = walk(graph, type_weights, hub_threshold, into)
-    if not any(w > 0 for w in weights):
+    edges, weights = walk(graph, type_weights, hub_threshold, into)
+    if not (weights > 0).any():
         # No edge can carry mass (none, or every weight 0): it all stays at the reset
         # nodes. (igraph would read all-zero weights as no weights, i.e. all 1.)
         vector = vector[:-1] / vector.sum()
         return dict(zip(graph.nodes, vector.tolist(), strict=True))
-    edges = np.array(view.get_edgelist(), dtype=np.int64).reshape(-1, 2)
-    scores = _power_iteration(edges, np.asarray(weights, dtype=float), vector, damping)
+    scores = _power_iteration(edges.astype(np.int64), weights.astype(float), vector, damping)
     # Seen only on the real vertices, the walk is the one where a hub's excess restarts at
     # once; renormalising without the sink gives exactly that walk's distribution.
     real = scores[:-1].clip(0)

@@ -79,6 +79,7 @@ class Pool:
     def _new(self) -> Memory:
         mem = Memory(self.cfg, embedder=self._embedder)
         mem.store.use_vector_index()  # the process's index: already loaded, shared
+        mem.store.use_read_cache()
         self._every.append(mem)
         return mem
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memcli.config import RetrievalConfig
-from memcli.graph import LocalGraph, expand, max_normalised, personalized_pagerank
+from memcli.graph import LocalGraph, expand, max_normalised, personalized_pagerank, walk
 from tests.bench.reference import reference_ppr
 from tests.graph_helpers import Builder
 
@@ -93,7 +93,7 @@ def test_empty_or_zero_reset_gives_nothing() -> None:
 
 @pytest.mark.parametrize("hub_threshold", [0, 4])
 @pytest.mark.parametrize("conditioned", [False, True])
-def test_igraph_matches_the_plain_python_reference(hub_threshold: int, conditioned: bool) -> None:
+def test_ppr_matches_the_plain_python_reference(hub_threshold: int, conditioned: bool) -> None:
     rng = random.Random(hub_threshold * 10 + conditioned)
     ids = rng.sample(range(10, 100_000), 80)
     types = list(WEIGHTS)
@@ -109,6 +109,24 @@ def test_igraph_matches_the_plain_python_reference(hub_threshold: int, condition
         max_iter=1000, tol=1e-12,
     )  # fmt: skip
     assert max(abs(got[n] - want[n]) for n in ids) < 1e-9
+
+
+def test_walk_lays_edges_out_as_igraphs_mutual_view() -> None:
+    """The walk's edges and their order are those of igraph's undirected graph made
+    "mutual", plus one edge per hub into the sink vertex (the order PageRank sums in)."""
+    import igraph
+
+    rng = random.Random(5)
+    ids = rng.sample(range(10, 100_000), 60)
+    edges = [(rng.choice(ids), rng.choice(ids), "NEXT", 1.0) for _ in range(200)]
+    graph = LocalGraph.build(ids, edges)
+    graph.degree = {n: (9 if i % 7 == 0 else 1) for i, n in enumerate(graph.nodes)}
+    view = igraph.Graph(n=len(graph) + 1, edges=graph.pairs, directed=False)
+    view.to_directed(mode="mutual")
+    got, weights = walk(graph, WEIGHTS, hub_threshold=4)
+    hubs = [v for v, n in enumerate(graph.nodes) if graph.degree[n] > 4]
+    assert [tuple(e) for e in got.tolist()] == view.get_edgelist() + [(h, 60) for h in hubs]
+    assert len(weights) == len(got)
 
 
 def test_build_drops_edges_leaving_the_node_set_and_self_loops() -> None:

@@ -215,3 +215,28 @@ def test_streamable_http_on_localhost(tmp_path: Path, fake_server: FakeModelServ
     finally:
         server.terminate()
         server.wait(30)
+
+
+def test_recall_follows_a_prune_by_another_process(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    """The server keeps graph reads between calls; a turn another process forgets is gone
+    from the next recall, though the edges and rows read before led to it."""
+    config = write_config(tmp_path, fake_server)
+    chat = write_chat(tmp_path)
+    prune = [sys.executable, "-m", "memcli", "--config", str(config), "-q"]
+    prune += ["prune", "--node", "ep4", "--yes"]
+
+    async def scenario() -> None:
+        async with served(config) as client:
+            await call(client, "ingest", path=str(chat))
+            for _ in range(2):  # the second call reads from the server's cache
+                found = await call(client, "recall", question=TURNS[2][3], k=4)
+                assert "ep4" in {h["node_id"] for h in found["hits"]}
+            done = await asyncio.to_thread(subprocess.run, prune, env=clean_env(), cwd=REPO)
+            assert done.returncode == 0
+            found = await call(client, "recall", question=TURNS[2][3], k=4)
+            assert "ep4" not in {h["node_id"] for h in found["hits"]}
+            assert "[ep4]" not in found["context"] and found["hits"]
+
+    asyncio.run(scenario())

@@ -163,14 +163,15 @@ class Memory:
             self.store.set_meta("embedding.dim", str(dim))
 
     def warm_up(self) -> None:
-        """Load what a long-lived process reuses: the embedding model, and an in-process
-        copy of the store's vectors that keeps vector search fast on large stores (kept in
-        step with the file, results identical to sqlite-vec's scan). For servers and batch
-        work; a one-off question is quicker without it."""
+        """Load what a long-lived process reuses: the embedding model, an in-process copy
+        of the store's vectors that keeps vector search fast on large stores, and a cache of
+        graph reads (both kept in step with the file, results identical to plain reads).
+        For servers and batch work; a one-off question is quicker without them."""
         embedder = self.embedder
         if embedder is not None and embedder.provider == "local":  # remote ones stay lazy
             embedder.embed(["warm up"])
         self.store.use_vector_index()
+        self.store.use_read_cache()
 
     # -- operations (implemented in sibling modules) ----------------------------
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memcli.models import Node
 from memcli.text import name_words
@@ -62,7 +63,13 @@ def time_bearing(node: Node) -> bool:
     """Whether a memory carries its own time: resolved expressions, a date, a valid_from."""
     if node.props.get("time_refs") or node.props.get("valid_from"):
         return True
-    return _TIME_IN_TEXT.search(node.text) is not None
+    return _names_time(node.text)
+
+
+@lru_cache(maxsize=1 << 16)
+def _names_time(text: str) -> bool:
+    # Memoised: a warm process weighs the same memories' texts again and again.
+    return _TIME_IN_TEXT.search(text) is not None
 
 
 def named_people(question: str, names: Iterable[str]) -> set[str]:

@@ -116,12 +116,13 @@ def _graph_only(
     ranks = sorted(memories.values(), reverse=True)
     floor = ranks[k - 1] if len(ranks) >= k else float("-inf")
     others = [n for n in graph.nodes if n not in sim.scores and sim.kinds.get(n) in MEMORY_KINDS]
-    topic_bound = topic.bound(ctx, {n: max(sim.bound(n), 0.0) / top_sim for n in others})
+    own = {n: max(sim.bound(n), 0.0) / top_sim for n in others}
+    topic_bound = topic.bound(ctx, own)
     ceiling = cues.ceiling()
     reachable = [
         n for n in others
-        if (max(sim.bound(n), 0.0) / top_sim + topic_bound.get(n, 0.0)
-            + cfg.ppr_weight * ppr.get(n, 0.0)) * ceiling >= floor
+        if (own[n] + topic_bound.get(n, 0.0) + cfg.ppr_weight * ppr.get(n, 0.0)) * ceiling
+        >= floor
     ]  # fmt: skip
     scored = {i: max(s, 0.0) / top_sim for i, s in sim.extend(ctx, reachable).items()}
     for i, extra in topic.bonus(ctx, dict(scored)).items():

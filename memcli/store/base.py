@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memcli.errors import ReadOnlyStore
 from memcli.store import sql
 from memcli.store.db import transaction, wrap
+from memcli.store.read_cache import ReadCache
 
 if TYPE_CHECKING:
     from sqlite_utils.db import Table
@@ -40,6 +41,19 @@ class StoreBase:
         self.path = path
         self.read_only = read_only  # why this process may not write the file, or None
         self._lock = threading.Lock()  # model threads share this connection for the cache
+
+    _memo: ReadCache | None = None  # set by use_read_cache
+
+    def use_read_cache(self) -> None:
+        """Keep graph reads (edges, degrees, kinds, node rows) in memory from now on, for
+        as long as the file is unchanged: for long-lived processes (see read_cache)."""
+        self._memo = ReadCache()
+
+    def _read_memo(self) -> ReadCache | None:
+        """The read cache when it is on and may be used now (emptied if the file moved)."""
+        if self._memo is None or not self._memo.usable(self.conn):
+            return None
+        return self._memo
 
     def table(self, name: str) -> Table:
         """One of the store's tables, for sqlite-utils' data operations."""

@@ -9,6 +9,7 @@ from typing import Any
 from memcli.models import Edge
 from memcli.store import sql
 from memcli.store.base import StoreBase, chunked, now_iso
+from memcli.store.read_cache import EdgeRow, edge_row
 
 _INSERT = sql.insert(
     "edges", ("space", "src", "dst", "type", "weight", "props", "created_at"), "IGNORE"
@@ -63,25 +64,43 @@ class Edges(StoreBase):
 
     def edge_rows(
         self, node_ids: Sequence[int], types: Sequence[str] | None = None
-    ) -> list[tuple[int, int, str, float]]:
-        """(src, dst, type, weight) of every edge touching any of the nodes."""
+    ) -> list[EdgeRow]:
+        """(src, dst, type, weight) of every edge touching any of the nodes, sorted."""
+        memo = self._read_memo()
+        if memo is not None:
+            ids = list(dict.fromkeys(node_ids))
+            found = {r for rows in memo.edges_out(self.conn, ids).values() for r in rows}
+            found.update(r for rows in memo.edges_into(self.conn, ids).values() for r in rows)
+            return sorted(r for r in found if not types or r[2] in types)
         ids = _ids(node_ids)
         args = (ids, *(types or ()), ids, *(types or ()))
-        rows = self.conn.execute(sql.edge_rows(len(types or ())), args)
-        return [(int(s), int(d), t, float(w)) for s, d, t, w in rows]
+        return [edge_row(r) for r in self.conn.execute(sql.edge_rows(len(types or ())), args)]
 
     def edges_within(
         self, node_ids: Sequence[int], types: Sequence[str] | None = None
-    ) -> list[tuple[int, int, str, float]]:
-        """(src, dst, type, weight) of every edge with both ends among the nodes."""
+    ) -> list[EdgeRow]:
+        """(src, dst, type, weight) of every edge with both ends among the nodes, sorted."""
         wanted = set(node_ids)
+        memo = self._read_memo()
+        if memo is not None:
+            out = memo.edges_out(self.conn, sorted(wanted))
+            return [
+                r for rows in out.values() for r in rows
+                if r[1] in wanted and (not types or r[2] in types)
+            ]  # fmt: skip
         args = (json.dumps(list(wanted)), *(types or ()))
         rows = self.conn.execute(sql.edges_from(len(types or ())), args)
-        return [(int(s), int(d), t, float(w)) for s, d, t, w in rows if d in wanted]
+        return [edge_row(r) for r in rows if r[1] in wanted]
 
     def degrees(self, node_ids: Sequence[int]) -> dict[int, int]:
         """How many edges (in and out, any type) each node has; nodes without edges give 0."""
         ids = list(dict.fromkeys(node_ids))
+        memo = self._read_memo()
+        if memo is not None:
+            return memo.fill(memo.degree, ids, lambda missing: self._degrees(missing).items())
+        return self._degrees(ids)
+
+    def _degrees(self, ids: list[int]) -> dict[int, int]:
         out = dict.fromkeys(ids, 0)
         packed = json.dumps(ids)
         for node, n in self.conn.execute(sql.DEGREES, (packed, packed)):

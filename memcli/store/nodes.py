@@ -16,6 +16,7 @@ from memcli.store.vectors import Vectors
 # The columns a new node may set besides its space, kind and text.
 NODE_FIELDS = ("speaker", "session", "seq", "timestamp", "ref", "belief", "status", "key")
 _INSERT = sql.insert("nodes", ("id", "space", "kind", "text", *NODE_FIELDS, "props", "created_at"))
+_BY_ID = sql.in_json("id")
 _LINK = sql.insert("node_sources", ("node", "source"), "IGNORE")
 
 
@@ -136,11 +137,20 @@ class Nodes(FullText, Vectors):
         return node
 
     def nodes_by_ids(self, ids: Iterable[int]) -> dict[int, Node]:
-        """Fetch many nodes at once, keyed by row id (missing ids are simply absent)."""
+        """Fetch many nodes at once, keyed by row id (missing ids are simply absent), in
+        id order within each chunk of 500 ids."""
         found: dict[int, Node] = {}
+        memo = self._read_memo()
         for part in chunked(list(dict.fromkeys(ids))):
-            found.update((n.id, n) for n in self._nodes_where(sql.in_json("id"), [_ids(part)]))
+            if memo is None:
+                found.update((n.id, n) for n in self._nodes_where(_BY_ID, [_ids(part)], "id"))
+                continue
+            rows = memo.fill(memo.rows, part, self._node_rows)
+            found.update((i, row_to_node(rows[i])) for i in sorted(part) if rows[i] is not None)
         return found
+
+    def _node_rows(self, ids: list[int]) -> Iterator[tuple[int, Sequence[Any]]]:
+        return ((row[0], row) for row in self.conn.execute(sql.nodes_where(_BY_ID), [_ids(ids)]))
 
     def iter_nodes(self, space: str, kind: str | None = None, order: str = "id") -> Iterator[Node]:
         """Every node of a space (optionally one kind), ordered by `id` or `time`."""
@@ -175,8 +185,15 @@ class Nodes(FullText, Vectors):
 
     def kinds_of(self, node_ids: Sequence[int]) -> dict[int, str]:
         """The kind of each of the given nodes (missing ids are absent)."""
-        rows = self.conn.execute(sql.KINDS_OF, (json.dumps(list(node_ids)),))
-        return {int(i): kind for i, kind in rows}
+        memo = self._read_memo()
+        if memo is None:
+            rows = self.conn.execute(sql.KINDS_OF, (json.dumps(list(node_ids)),))
+            return {int(i): kind for i, kind in rows}
+        kinds = memo.fill(memo.kind, node_ids, self._kinds)
+        return {i: kinds[i] for i in sorted(kinds) if kinds[i] is not None}
+
+    def _kinds(self, ids: list[int]) -> Any:
+        return self.conn.execute(sql.KINDS_OF, (json.dumps(ids),))
 
     def kinds_present(self, space: str, kinds: Sequence[str]) -> set[str]:
         """Which of `kinds` have at least one node in the space (an index probe per kind)."""
@@ -194,7 +211,15 @@ class Nodes(FullText, Vectors):
 
     def segments_of(self, node_ids: Iterable[int]) -> dict[int, list[int]]:
         """The topic segments each memory rests on (its own, or its source turns')."""
-        return provenance.topic_segments(self.conn, list(dict.fromkeys(node_ids)))
+        ids = list(dict.fromkeys(node_ids))
+        memo = self._read_memo()
+        if memo is None:
+            return provenance.topic_segments(self.conn, ids)
+        found = memo.fill(memo.segments, ids, self._segment_rows)
+        return {i: list(segments) for i, segments in found.items() if segments is not None}
+
+    def _segment_rows(self, ids: list[int]) -> Iterable[tuple[int, list[int]]]:
+        return provenance.topic_segments(self.conn, ids).items()
 
     def delete_nodes(self, node_ids: Sequence[int]) -> int:
         """Remove nodes with their edges, vectors and full-text rows. Call inside a transaction."""

@@ -38,6 +38,7 @@ COMMIT = "COMMIT"
 ROLLBACK = "ROLLBACK"
 VACUUM = "VACUUM"
 USER_VERSION = "PRAGMA user_version"
+DATA_VERSION = "PRAGMA data_version"  # moves when another connection commits
 SET_USER_VERSION = "PRAGMA user_version = {:d}"  # pragmas take no bound parameters
 BUSY_TIMEOUT = "PRAGMA busy_timeout = {:d}"
 
@@ -168,7 +169,7 @@ def nodes_where(where: str, order_by: str | None = None) -> str:
     return f"SELECT {NODE_COLUMNS} FROM nodes WHERE {where}{order}"
 
 
-KINDS_OF = f"SELECT id, kind FROM nodes WHERE {in_json('id')}"
+KINDS_OF = f"SELECT id, kind FROM nodes WHERE {in_json('id')} ORDER BY id"
 # Where turns sit in their sessions (memcli.store.fts indexes a turn with its context).
 TURN_PLACES = (
     f"SELECT id, space, session, seq FROM nodes WHERE {in_json('id')}"
@@ -255,6 +256,7 @@ def edge_rows(types: int) -> str:
     return (
         f"SELECT src, dst, type, weight FROM edges WHERE {in_json('src')}{where}"
         f" UNION SELECT src, dst, type, weight FROM edges WHERE {in_json('dst')}{where}"
+        " ORDER BY 1, 2, 3, 4"
     )
 
 
@@ -262,10 +264,11 @@ def edges_from(types: int) -> str:
     # Driven by src alone: a (src IN list AND dst IN list) plan probes every pair.
     return (
         f"SELECT src, dst, type, weight FROM edges WHERE {in_json('src')}"
-        f"{in_params(' AND type', types)}"
+        f"{in_params(' AND type', types)} ORDER BY src, dst, type"
     )
 
 
+EDGES_INTO = f"SELECT src, dst, type, weight FROM edges WHERE {in_json('dst')}"
 EDGE_SET_PROPS = "UPDATE edges SET props = ? WHERE src = ? AND dst = ? AND type = ?"
 DEGREES = (
     f"SELECT src, COUNT(*) FROM edges WHERE {in_json('src')} GROUP BY src UNION ALL"
