@@ -10,13 +10,17 @@ no word in common the message's opening is shown.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 
-from memcli.passages import Span, passages
-from memcli.text import content_words, words
+from memcli.passages import Span, passages, word_spans
+from memcli.text import content_words, one_line, words
 
 WINDOW = 150  # estimated tokens per passage scored
 OVERLAP = 30
+#: What follows an excerpt of a long message in the packed context (its place in the whole).
+MARKER = " [excerpt: words {}–{} of {}]"
+_MARKER = re.compile(r"\s*\[excerpt: words [\d,]+–[\d,]+ of [\d,]+\]$")
 
 
 def matched_span(text: str, question: str) -> Span | None:
@@ -32,3 +36,35 @@ def matched_span(text: str, question: str) -> Span | None:
     scores = [sum(weight[t] for t in bag) for bag in bags]
     best = max(range(len(spans)), key=lambda i: (scores[i], -i))
     return spans[best]
+
+
+def cut(text: str, spans: list[Span], first: int, last: int) -> str:
+    """The words `first` to `last` (exclusive) of `text` (`spans`: its word spans), with
+    "…" where words were left out before or after."""
+    out = text[spans[first][0] : spans[last - 1][1]]
+    return ("… " if first > 0 else "") + out + (" …" if last < len(spans) else "")
+
+
+def focused(text: str, keep: int, names: set[str], terms: set[str]) -> str:
+    """At most `keep` words of `text` on one line: the window with the most words of a
+    subject's name (`names`, counted twice) and of the question (`terms`), the earliest of
+    equals; the whole text when it is short enough."""
+    spans = word_spans(text)
+    if len(spans) <= keep:
+        return one_line(text)
+    weight = [
+        2 * bool(names & found) + bool(terms & found)
+        for found in (set(words(text[a:b])) for a, b in spans)
+    ]
+    score = sum(weight[:keep])
+    best, first = score, 0
+    for start in range(1, len(spans) - keep + 1):
+        score += weight[start + keep - 1] - weight[start - 1]
+        if score > best:
+            best, first = score, start
+    return one_line(cut(text, spans, first, first + keep))
+
+
+def without_marker(text: str) -> str:
+    """An excerpt's text without its closing MARKER."""
+    return _MARKER.sub("", text)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memcli.dates import parse_iso
-from memcli.models import Hit, Node
+from memcli.models import Hit, Node, SubjectGroup
 from memcli.passages import word_spans
-from memcli.retrieval.excerpt import matched_span
+from memcli.retrieval.about import group_words, groups, render_group
+from memcli.retrieval.excerpt import MARKER, cut, matched_span
+from memcli.retrieval.subjects import Subjects
 from memcli.retrieval.validity import current_first, superseded_note
 from memcli.text import word_count
 from memcli.timeexpr import annotate
@@ -26,10 +28,11 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 
 @dataclass
 class Packed:
-    """The rendered context and the hits that made it in."""
+    """The rendered context, the hits that made it in and its subject groups."""
 
     context: str
     included: list[Hit]
+    about: list[SubjectGroup] = field(default_factory=list)
 
 
 def when(node: Node) -> str:
@@ -72,6 +75,7 @@ def item_line(hit: Hit) -> str:
 
 
 EXCERPT_MIN = 40  # words: the shortest excerpt of a long message worth showing
+GROUP_SHARE = 0.2  # of the word budget, at most, for subject groups
 
 
 def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int], question: str) -> list[Hit]:
@@ -126,13 +130,12 @@ def _trimmed(hit: Hit, budget: int, question: str) -> Hit:
     marker = ""
     if room >= EXCERPT_MIN:
         keep -= 5  # the marker's words
-        marker = f" [excerpt: words {{}}–{{}} of {len(words):,}]"
+        marker = MARKER
     first = max(min(first, len(words) - keep), 0)
     last = first + keep
-    cut = text[words[first][0] : words[last - 1][1]]
-    cut = ("… " if first > 0 else "") + cut + (" …" if last < len(words) else "")
-    cut += marker.format(f"{first + 1:,}", f"{last:,}")
-    return dataclasses.replace(hit, node=dataclasses.replace(hit.node, text=cut))
+    place = (f"{first + 1:,}", f"{last:,}", f"{len(words):,}")
+    shown = cut(text, words, first, last) + marker.format(*place)
+    return dataclasses.replace(hit, node=dataclasses.replace(hit.node, text=shown))
 
 
 def _episode_order(hit: Hit) -> tuple[object, ...]:
@@ -140,8 +143,9 @@ def _episode_order(hit: Hit) -> tuple[object, ...]:
     return (n.timestamp is None, n.timestamp or "", n.session or "", n.seq or 0, n.id)
 
 
-def render(chosen: Sequence[Hit]) -> str:
-    """Sections of derived memories, then conversation excerpts grouped by session in time order."""
+def render(chosen: Sequence[Hit], about: Sequence[SubjectGroup] = ()) -> str:
+    """Sections of derived memories, then conversation excerpts grouped by session in time
+    order, then what is said about each subject (memcli.retrieval.about)."""
     parts: list[str] = []
     for kind, title in SECTIONS:
         lines = [item_line(h) for h in current_first(chosen) if h.node.kind == kind]
@@ -161,11 +165,26 @@ def render(chosen: Sequence[Hit]) -> str:
                 current = header
             lines.append(item_line(hit))
         parts.append("\n".join(lines))
+    parts.extend(map(render_group, about))
     return "\n\n".join(parts)
 
 
-def pack(hits: Sequence[Hit], budget: int, caps: dict[str, int], question: str = "") -> Packed:
+def pack(
+    hits: Sequence[Hit],
+    budget: int,
+    caps: dict[str, int],
+    question: str = "",
+    subjects: Subjects | None = None,
+) -> Packed:
     """Choose hits within the budget and render them; long messages are shown by the part
-    that `question` is about."""
+    that `question` is about. With `subjects`, what the chosen hits say about a subject is
+    also grouped (memcli.retrieval.about): the groups take at most a GROUP_SHARE of the
+    budget, and the hits are chosen again within what the groups leave."""
     chosen = _select(hits, budget, caps, question)
-    return Packed(render(chosen), chosen)
+    about = groups(chosen, subjects, question, int(budget * GROUP_SHARE))
+    if about:
+        spent = sum(map(group_words, about))
+        chosen = _select(hits, budget - spent, caps, question)
+        left = budget - sum(word_count(item_line(h)) for h in chosen)
+        about = groups(chosen, subjects, question, min(left, int(budget * GROUP_SHARE)))
+    return Packed(render(chosen, about), chosen, about)
