@@ -32,6 +32,7 @@ MAX_LINES = 5
 SEVERAL = 3  # memories about a subject the question does not name, for a group
 LINE_WORDS = 24
 LATEST = " (latest)"
+GROUP_HEADING = "## About {} (oldest first)"
 
 
 def _date(node: Node) -> str | None:
@@ -124,7 +125,7 @@ def _line(s: Statement) -> str:
 
 def render_group(group: SubjectGroup) -> str:
     """A group as a section of the packed context."""
-    lines = [f"## About {group.subject} (oldest first)", *map(_line, group.statements)]
+    lines = [GROUP_HEADING.format(group.subject), *map(_line, group.statements)]
     return "\n".join(lines)
 
 

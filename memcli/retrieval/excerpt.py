@@ -46,9 +46,10 @@ def cut(text: str, spans: list[Span], first: int, last: int) -> str:
 
 
 def focused(text: str, keep: int, names: set[str], terms: set[str]) -> str:
-    """At most `keep` words of `text` on one line: the window with the most words of a
-    subject's name (`names`, counted twice) and of the question (`terms`), the earliest of
-    equals; the whole text when it is short enough."""
+    """At most `keep` words of `text` on one line: a window with the most words of a
+    subject's name (`names`, counted twice) and of the question (`terms`), the middle one
+    of the first run of such windows (what matched, centred); the whole text when it is
+    short enough."""
     spans = word_spans(text)
     if len(spans) <= keep:
         return one_line(text)
@@ -56,13 +57,14 @@ def focused(text: str, keep: int, names: set[str], terms: set[str]) -> str:
         2 * bool(names & found) + bool(terms & found)
         for found in (set(words(text[a:b])) for a, b in spans)
     ]
-    score = sum(weight[:keep])
-    best, first = score, 0
+    scores = [sum(weight[:keep])]
     for start in range(1, len(spans) - keep + 1):
-        score += weight[start + keep - 1] - weight[start - 1]
-        if score > best:
-            best, first = score, start
-    return one_line(cut(text, spans, first, first + keep))
+        scores.append(scores[-1] + weight[start + keep - 1] - weight[start - 1])
+    first = last = scores.index(max(scores))
+    while last + 1 < len(scores) and scores[last + 1] == scores[first]:
+        last += 1
+    middle = (first + last) // 2
+    return one_line(cut(text, spans, middle, middle + keep))
 
 
 def without_marker(text: str) -> str:
