@@ -189,3 +189,13 @@ def test_a_long_statement_is_one_line_around_the_subjects_name() -> None:
     first = group.statements[0].text
     assert "Harbin Vale flooded" in first and "\n" not in first
     assert first.startswith("… ") and first.endswith(" …") and word_count(first) <= 26
+
+
+def test_a_long_message_keeps_its_excerpt_size_beside_a_group() -> None:
+    long = _turn(1, "Harbin Vale " + " ".join(f"w{i}" for i in range(900)), 1)
+    hits = [long, *_turns(12)[1:]]
+    subjects = _about(hits, "harbin vale", "Harbin Vale", asked=True)
+    packed = pack(hits, 1000, CAPS, "Harbin Vale", subjects)
+    plain = pack(hits, 1000, CAPS, "Harbin Vale")
+    assert packed.about and packed.included[0].node.text == plain.included[0].node.text
+    assert word_count(item_line(packed.included[0])) >= 1000 // 5 - 2  # "…" at one end only

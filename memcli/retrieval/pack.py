@@ -78,15 +78,18 @@ EXCERPT_MIN = 40  # words: the shortest excerpt of a long message worth showing
 GROUP_SHARE = 0.2  # of the word budget, at most, for subject groups
 
 
-def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int], question: str) -> list[Hit]:
+def _select(
+    hits: Sequence[Hit], budget: int, caps: dict[str, int], question: str, whole: int = 0
+) -> list[Hit]:
     """Best-ranked hits first, within per-kind caps and the word budget.
 
     A message longer than a fifth of the budget (at least EXCERPT_MIN words) is shown as an
     excerpt of that size around the passage the question matches (memcli.retrieval.
     excerpt), marked as such; one that no longer fits what is left of the budget is cut to
-    fit rather than left out, as long as EXCERPT_MIN words are left.
+    fit rather than left out, as long as EXCERPT_MIN words are left. `whole`, when given,
+    is the budget that fifth is of (the whole one, when part of it went to groups).
     """
-    used = 0
+    used, longest = 0, max((whole or budget) // 5, EXCERPT_MIN)
     taken: dict[str, int] = {}
     chosen: list[Hit] = []
     for hit in hits:
@@ -94,10 +97,10 @@ def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int], question: st
         if taken.get(kind, 0) >= caps.get(kind, budget):
             continue
         words, left = word_count(item_line(hit)), budget - used
-        if kind == "episode" and words > min(left, max(budget // 5, EXCERPT_MIN)):
+        if kind == "episode" and words > min(left, longest):
             if left < EXCERPT_MIN:
                 continue  # too little room left to show a useful part of it
-            hit = _trimmed(hit, min(left, max(budget // 5, EXCERPT_MIN)), question)
+            hit = _trimmed(hit, min(left, longest), question)
             words = word_count(item_line(hit))
         if words > left:
             continue  # a long item may not fit where a shorter, lower-ranked one does
@@ -184,7 +187,7 @@ def pack(
     about = groups(chosen, subjects, question, int(budget * GROUP_SHARE))
     if about:
         spent = sum(map(group_words, about))
-        chosen = _select(hits, budget - spent, caps, question)
+        chosen = _select(hits, budget - spent, caps, question, whole=budget)
         left = budget - sum(word_count(item_line(h)) for h in chosen)
         about = groups(chosen, subjects, question, min(left, int(budget * GROUP_SHARE)))
     return Packed(render(chosen, about), chosen, about)
