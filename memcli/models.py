@@ -147,13 +147,14 @@ class IngestReport:
 
 @dataclass
 class Statement:
-    """One memory in a subject group of the packed context: a dated one-line excerpt."""
+    """One memory in a subject group of the packed context, dated."""
 
     node_id: str
     kind: str
     date: str | None  # ISO: a turn's time, a fact's valid_from
     speaker: str | None
-    text: str  # the excerpt (the memory's own words around the subject)
+    text: str  # as packed (a long message by its excerpt)
+    note: str = ""  # what a turn's relative time expressions meant ("[yesterday = 7 May 2023]")
     latest: bool = False  # the latest of the group's statements that is not superseded
     status: str | None = None  # a fact's status ("superseded" keeps its validity dates)
     valid_to: str | None = None

@@ -104,7 +104,7 @@ def test_the_group_about_the_subject_dates_every_value_and_marks_the_current_one
     assert said[facts["Oslo"].node_id].latest
     lines = answer.context.split("## About Ana (oldest first)\n", 1)[1].split("\n\n")[0]
     porto = next(line for line in lines.splitlines() if "Ana lives in Porto" in line)
-    assert porto.startswith("- 10 January 2023 [")
+    assert porto.startswith(f"- [{facts['Porto'].node_id}] (10 January 2023) ")
     assert porto.endswith(f"[superseded on 2 April 2023 by {facts['Lyon'].node_id}]")
 
 

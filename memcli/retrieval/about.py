@@ -6,15 +6,14 @@ Porto" … "I moved to Lyon"): shown side by side in time order with their dates
 sees which is the latest. Subjects are the named things memories mention and the speakers
 the question names (memcli.retrieval.subjects). A subject gets a group when the question
 names it and at least two packed memories are about it, or when at least SEVERAL are and
-it is not one of the conversation's participants (whose names chat mostly says to address
-them); the subjects the question names come first, then those with more memories; at most MAX_GROUPS
-groups, and none showing the same memories as one before it. A group shows the best-ranked
-MAX_LINES memories about its subject (what the question is about, not everything ever said
-of the subject), each as a one-line excerpt of at most LINE_WORDS words around the
-subject's name (else the question's words), led by its date and id; the latest of them
-that is not a superseded fact is marked. Facts keep their validity marks
-(memcli.retrieval.validity). Groups repeat what the sections show, so their words come out
-of the word budget (memcli.retrieval.pack).
+it is not one of the conversation's participants; the subjects the question names come
+first, then those with more memories; at most MAX_GROUPS groups. A group takes the
+best-ranked MAX_LINES packed memories about its subject that no earlier group took (what
+the question is about, not everything ever said of the subject) and shows them oldest
+first, each led by its id and date; the latest of them that is not a superseded fact is
+marked. A turn is shown there in place of its line among the conversation excerpts; a
+fact is also kept in the facts section, where current facts come first, and keeps its
+validity marks (memcli.retrieval.validity).
 """
 
 from __future__ import annotations
@@ -22,15 +21,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memcli.models import Hit, Node, Statement, SubjectGroup
-from memcli.retrieval.excerpt import focused, without_marker
 from memcli.retrieval.subjects import Subjects
 from memcli.retrieval.validity import day, validity_mark
-from memcli.text import content_words, word_count, words
+from memcli.text import word_count
+from memcli.timeexpr import annotate
 
 MAX_GROUPS = 2
 MAX_LINES = 5
 SEVERAL = 3  # memories about a subject the question does not name, for a group
-LINE_WORDS = 24
 LATEST = " (latest)"
 GROUP_HEADING = "## About {} (oldest first)"
 
@@ -64,63 +62,51 @@ def _candidates(chosen: Sequence[Hit], subjects: Subjects) -> list[tuple[str, li
     return sorted(earned, key=lambda kv: (kv[0] not in subjects.asked, -len(kv[1])))
 
 
-def _statement(hit: Hit, names: set[str], terms: set[str]) -> Statement:
+def _statement(hit: Hit) -> Statement:
     node = hit.node
-    text = focused(without_marker(node.text), LINE_WORDS, names, terms)
+    refs = node.props.get("time_refs") if node.kind == "episode" else None
+    note = annotate(refs) if isinstance(refs, list) and refs else ""
     by = node.props.get("superseded_by") if node.kind == "fact" else None
     until = node.props.get("valid_to") if node.kind == "fact" else None
     return Statement(
         node.node_id, node.kind, _date(node), node.speaker if node.kind == "episode" else None,
-        text, status=node.status if node.kind == "fact" else None,
+        node.text, note, status=node.status if node.kind == "fact" else None,
         valid_to=until if isinstance(until, str) else None,
         superseded_by=by if isinstance(by, str) else None,
     )  # fmt: skip
 
 
-def _group(name: str, key: str, hits: list[Hit], terms: set[str]) -> SubjectGroup:
+def _group(name: str, hits: list[Hit]) -> SubjectGroup:
     """The group of `hits` (oldest first), the latest current statement marked."""
-    ordered = sorted(hits, key=_order)
-    said = [_statement(h, set(words(key)), terms) for h in ordered]
+    said = [_statement(h) for h in sorted(hits, key=_order)]
     current = [s for s in said if s.status != "superseded"]
     if current:
         current[-1].latest = True
     return SubjectGroup(name, said)
 
 
-def groups(
-    chosen: Sequence[Hit], subjects: Subjects | None, question: str, room: int
-) -> list[SubjectGroup]:
-    """The subject groups of the packed hits `chosen` (in rank order), within `room` words:
-    a group that does not fit loses its lowest-ranked statements, and one left with fewer
-    than two is dropped."""
+def groups(chosen: Sequence[Hit], subjects: Subjects | None) -> list[SubjectGroup]:
+    """The subject groups of the packed hits `chosen` (in rank order); a memory goes to the
+    first group it belongs to, and a group left with fewer than two is dropped."""
     if subjects is None or not subjects.about:
         return []
-    terms = content_words(question)
     out: list[SubjectGroup] = []
-    seen: list[set[int]] = []
+    taken: set[int] = set()
     for key, hits in _candidates(chosen, subjects):
-        if len(out) == MAX_GROUPS:
-            break
-        shown = hits[:MAX_LINES]
-        ids = {h.node.id for h in shown}
-        if ids in seen:
+        shown = [h for h in hits if h.node.id not in taken][:MAX_LINES]
+        if len(out) == MAX_GROUPS or len(shown) < 2:
             continue
-        group = _group(subjects.names[key], key, shown, terms)
-        while group_words(group) > room and len(shown) > 2:
-            shown = shown[:-1]
-            group = _group(subjects.names[key], key, shown, terms)
-        if group_words(group) <= room:
-            seen.append(ids)
-            out.append(group)
-            room -= group_words(group)
+        taken.update(h.node.id for h in shown)
+        out.append(_group(subjects.names[key], shown))
     return out
 
 
 def _line(s: Statement) -> str:
-    date = f"{day(s.date)} " if s.date else ""
+    date = f"({day(s.date)}) " if s.date else ""
     speaker = f"{s.speaker}: " if s.speaker else ""
     mark = validity_mark(s.status, s.valid_to, s.superseded_by)
-    return f"- {date}[{s.node_id}] {speaker}{s.text}{mark}{LATEST if s.latest else ''}"
+    note = f" {s.note}" if s.note else ""
+    return f"- [{s.node_id}] {date}{speaker}{s.text}{note}{mark}{LATEST if s.latest else ''}"
 
 
 def render_group(group: SubjectGroup) -> str:

@@ -10,7 +10,7 @@ from memcli.dates import parse_iso
 from memcli.models import Hit, Node, SubjectGroup
 from memcli.passages import word_spans
 from memcli.retrieval.about import group_words, groups, render_group
-from memcli.retrieval.excerpt import MARKER, cut, matched_span
+from memcli.retrieval.excerpt import matched_span
 from memcli.retrieval.subjects import Subjects
 from memcli.retrieval.validity import current_first, superseded_note
 from memcli.text import word_count
@@ -75,7 +75,6 @@ def item_line(hit: Hit) -> str:
 
 
 EXCERPT_MIN = 40  # words: the shortest excerpt of a long message worth showing
-GROUP_SHARE = 0.2  # of the word budget, at most, for subject groups
 
 
 def _select(
@@ -133,12 +132,13 @@ def _trimmed(hit: Hit, budget: int, question: str) -> Hit:
     marker = ""
     if room >= EXCERPT_MIN:
         keep -= 5  # the marker's words
-        marker = MARKER
+        marker = f" [excerpt: words {{}}–{{}} of {len(words):,}]"
     first = max(min(first, len(words) - keep), 0)
     last = first + keep
-    place = (f"{first + 1:,}", f"{last:,}", f"{len(words):,}")
-    shown = cut(text, words, first, last) + marker.format(*place)
-    return dataclasses.replace(hit, node=dataclasses.replace(hit.node, text=shown))
+    cut = text[words[first][0] : words[last - 1][1]]
+    cut = ("… " if first > 0 else "") + cut + (" …" if last < len(words) else "")
+    cut += marker.format(f"{first + 1:,}", f"{last:,}")
+    return dataclasses.replace(hit, node=dataclasses.replace(hit.node, text=cut))
 
 
 def _episode_order(hit: Hit) -> tuple[object, ...]:
@@ -148,7 +148,10 @@ def _episode_order(hit: Hit) -> tuple[object, ...]:
 
 def render(chosen: Sequence[Hit], about: Sequence[SubjectGroup] = ()) -> str:
     """Sections of derived memories, then conversation excerpts grouped by session in time
-    order, then what is said about each subject (memcli.retrieval.about)."""
+    order, then what is said about each subject (memcli.retrieval.about): a turn in a
+    subject group is shown there, not among the excerpts (facts stay in their section too,
+    current first)."""
+    chosen = [h for h in chosen if h.node.node_id not in _moved(about)]
     parts: list[str] = []
     for kind, title in SECTIONS:
         lines = [item_line(h) for h in current_first(chosen) if h.node.kind == kind]
@@ -181,13 +184,30 @@ def pack(
 ) -> Packed:
     """Choose hits within the budget and render them; long messages are shown by the part
     that `question` is about. With `subjects`, what the chosen hits say about a subject is
-    also grouped (memcli.retrieval.about): the groups take at most a GROUP_SHARE of the
-    budget, and the hits are chosen again within what the groups leave."""
+    grouped (memcli.retrieval.about); the words a group adds (its heading, dates, marks)
+    come out of the budget: the hits are chosen again within what is left, and groups that
+    would still not fit are left out."""
     chosen = _select(hits, budget, caps, question)
-    about = groups(chosen, subjects, question, int(budget * GROUP_SHARE))
+    about = groups(chosen, subjects)
     if about:
-        spent = sum(map(group_words, about))
-        chosen = _select(hits, budget - spent, caps, question, whole=budget)
-        left = budget - sum(word_count(item_line(h)) for h in chosen)
-        about = groups(chosen, subjects, question, min(left, int(budget * GROUP_SHARE)))
+        chosen = _select(hits, budget - _added(chosen, about), caps, question, whole=budget)
+        about = groups(chosen, subjects)
+        if _words(chosen) + _added(chosen, about) > budget:
+            about = []
     return Packed(render(chosen, about), chosen, about)
+
+
+def _words(chosen: Sequence[Hit]) -> int:
+    """The words the chosen hits' lines take."""
+    return sum(word_count(item_line(h)) for h in chosen)
+
+
+def _moved(about: Sequence[SubjectGroup]) -> set[str]:
+    """The turns that subject groups show in place of the conversation excerpts."""
+    return {s.node_id for group in about for s in group.statements if s.kind == "episode"}
+
+
+def _added(chosen: Sequence[Hit], about: Sequence[SubjectGroup]) -> int:
+    """The words subject groups add to a context: theirs, less the lines they take over."""
+    moved = _moved(about)
+    return sum(map(group_words, about)) - _words([h for h in chosen if h.node.node_id in moved])

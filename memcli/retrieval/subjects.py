@@ -1,11 +1,13 @@
 """What ranked memories are about, read from the store for packing (memcli.retrieval.about).
 
 A memory is about the named things it mentions: the entities its MENTIONS edges lead to
-(made by the `entities` consolidation stage, with or without an LLM). A turn is also about
-its speaker when the question names that speaker: "where does Ana live?" is answered by
-what Ana said of herself as much as by what others said of her. Names are compared by
-their canonical key (memcli.consolidate.names: case, accents and possessives aside), so an
-entity and a speaker of the same name are one subject.
+(made by the `entities` consolidation stage, with or without an LLM), except that a turn
+naming one of the conversation's participants (a speaker, or the start of a speaker's
+name) is not about them: chat mostly names the other person to address them ("Thanks,
+Ana!"). A turn is about its speaker when the question names that speaker: "where does Ana
+live?" is answered by what Ana said of herself (and by the facts that name her). Names
+are compared by their canonical key (memcli.consolidate.names: case, accents and
+possessives aside), so an entity and a speaker of the same name are one subject.
 """
 
 from __future__ import annotations
@@ -68,16 +70,18 @@ def subjects_of(store: Store, hits: Sequence[Hit], question: str) -> Subjects:
         keys[node.id] = canonical_key(node.text)
         if any(f" {key} " in said for key in _keys(node)):
             out.asked.add(keys[node.id])
-    for src, dst, _, _ in rows:
-        if keys.get(dst):
-            out.add(src, keys[dst], entities[dst].text)
     speakers = _speaker_keys(hits)
+    names = set(speakers.values())
+    for src, dst, _, _ in rows:
+        key = keys.get(dst)
+        if key and not (src in speakers and _participant(key, names)):
+            out.add(src, key, entities[dst].text)
     for hit in hits:
         key = speakers.get(hit.node.id, "")
         if key and f" {key} " in said:
             out.asked.add(key)
             out.add(hit.node.id, key, hit.node.speaker or key)
-    out.participants = {key for key in out.names if _participant(key, set(speakers.values()))}
+    out.participants = {key for key in out.names if _participant(key, names)}
     return out
 
 
