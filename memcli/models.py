@@ -146,6 +146,34 @@ class IngestReport:
 
 
 @dataclass
+class Statement:
+    """One memory in a subject group of the packed context, dated."""
+
+    node_id: str
+    kind: str
+    date: str | None  # ISO: a turn's time, a fact's valid_from
+    speaker: str | None
+    text: str  # as packed (a long message by its excerpt)
+    note: str = ""  # what a turn's relative time expressions meant ("[yesterday = 7 May 2023]")
+    latest: bool = False  # the latest of the group's statements that is not superseded
+    status: str | None = None  # a fact's status ("superseded" keeps its validity dates)
+    valid_to: str | None = None
+    superseded_by: str | None = None
+
+
+@dataclass
+class SubjectGroup:
+    """What the packed memories say about one subject (a named thing, or a speaker the
+    question names), oldest first (memcli.retrieval.about)."""
+
+    subject: str
+    statements: list[Statement] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
 class Answer:
     """The result of one `ask`: packed context, ranked hits, and an answer when an LLM ran."""
 
@@ -154,6 +182,8 @@ class Answer:
     hits: list[Hit]
     answer: str | None = None
     citations: list[str] = field(default_factory=list)
+    # The packed context's subject groups (memcli.retrieval.about), as data.
+    about: list[SubjectGroup] = field(default_factory=list)
     # What the answer cost: llm_calls, cache_hits, prompt_tokens, completion_tokens (tokens
     # as recorded, also for cached replies). For library callers; not part of --json.
     usage: dict[str, int] = field(default_factory=dict)
@@ -163,6 +193,7 @@ class Answer:
             "question": self.question,
             "context": self.context,
             "hits": [h.to_dict() for h in self.hits],
+            "about": [g.to_dict() for g in self.about],
         }
         if self.answer is not None:
             out["answer"] = self.answer

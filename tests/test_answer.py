@@ -89,7 +89,7 @@ def test_json_adds_answer_and_citations(ask: Memcli, fake_server: FakeModelServe
     result = ask("--json", "ask", QUESTION)
     assert result.exit_code == 0, result.stderr
     record = json.loads(result.stdout)
-    assert set(record) == {"question", "context", "hits", "answer", "citations"}
+    assert set(record) == {"question", "context", "hits", "about", "answer", "citations"}
     assert record["answer"] == HOTEL
     assert record["citations"] == [id_of(record["context"], "Alfama hotel")]
     assert result.stderr == ""

@@ -79,7 +79,7 @@ def test_ask_context_only_json_contract(cli: Memcli) -> None:
     cli.ok("ingest", EXAMPLE)
     question = "Which hotel in Alfama did we book rooms at?"
     out = cli.json("ask", "--context-only", "-k", "3", question)[0]
-    assert set(out) == {"question", "context", "hits"}
+    assert set(out) == {"question", "context", "hits", "about"}
     assert len(out["hits"]) == 3
     hit = out["hits"][0]
     keys = {"node_id", "kind", "ref", "session", "speaker", "timestamp", "text", "score"}

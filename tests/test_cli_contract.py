@@ -277,7 +277,7 @@ def test_batch_ask_gives_one_line_per_input_line(store: Path) -> None:
     assert result.exit_code == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["question"] for r in rows] == ["Lisbon hotel", "", "", "which train?"]
-    assert rows[1] == {"question": "", "context": "", "hits": []}
+    assert rows[1] == {"question": "", "context": "", "hits": [], "about": []}
     assert rows[0]["hits"] and rows[3]["hits"]
     text = cli(store)("ask", "--context-only", "-", input=questions)
     assert text.exit_code == 0, text.stderr

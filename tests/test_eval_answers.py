@@ -137,7 +137,7 @@ def scripted(body: dict[str, Any]) -> str:
         reply = {q: r for q, _, _, _, r in QA}[request.values["question"]]
         if reply is None:
             return "Let me think about tomatoes."
-        cited = re.findall(r"^\[(ep\d+)\]", request.values["memory"], re.MULTILINE)[:1]
+        cited = re.findall(r"^(?:- )?\[(ep\d+)\]", request.values["memory"], re.MULTILINE)[:1]
         return json.dumps({"answer": reply, "citations": cited})
     assert request.task == "judge", request.task
     reference = request.values["reference"]

@@ -89,6 +89,25 @@ def test_ask_packs_the_current_value_first_and_dates_the_old_ones(
     assert "superseded" not in oslo_line
 
 
+def test_the_group_about_the_subject_dates_every_value_and_marks_the_current_one_latest(
+    moved: tuple[Memory, MovingLLM],
+) -> None:
+    mem, _ = moved
+    facts = _lives(mem)
+    answer = mem.ask("where does Ana live", k=30, context_only=True)
+    [group] = [g for g in answer.about if g.subject == "Ana"]
+    said = {s.node_id: s for s in group.statements}
+    assert {f.node_id for f in facts.values()} <= set(said)
+    for city in ("Porto", "Lyon"):
+        old = said[facts[city].node_id]
+        assert old.status == "superseded" and old.valid_to and not old.latest
+    assert said[facts["Oslo"].node_id].latest
+    lines = answer.context.split("## About Ana (oldest first)\n", 1)[1].split("\n\n")[0]
+    porto = next(line for line in lines.splitlines() if "Ana lives in Porto" in line)
+    assert porto.startswith(f"- [{facts['Porto'].node_id}] (10 January 2023) ")
+    assert porto.endswith(f"[superseded on 2 April 2023 by {facts['Lyon'].node_id}]")
+
+
 def test_prune_superseded_removes_exactly_the_replaced_facts(
     moved: tuple[Memory, MovingLLM], tmp_path: Path, fake_server: FakeModelServer
 ) -> None:

@@ -233,9 +233,10 @@ class Memory:
     ) -> Answer:
         """Retrieve memories for a question, pack them, and answer with the configured LLM.
 
-        With `context_only` no LLM is called: the Answer holds the packed `context` and the
-        ranked `hits`. Without an LLM configured, asking for an answer raises
-        LLMNotConfigured. `strategy`: hybrid (default), dwpr, gam, lexical or semantic.
+        With `context_only` no LLM is called: the Answer holds the packed `context`, its
+        subject groups (`about`) and the ranked `hits`. Without an LLM configured, asking
+        for an answer raises LLMNotConfigured. `strategy`: hybrid (default), dwpr, gam,
+        lexical or semantic.
 
             >>> print(mem.ask("Which hotel did we book?", context_only=True).context)
         """

@@ -9,6 +9,7 @@ from memcli.errors import LLMNotConfigured, ModelOutputInvalid
 from memcli.models import Answer
 from memcli.retrieval import SearchContext, get_retriever
 from memcli.retrieval.pack import pack
+from memcli.retrieval.subjects import subjects_of
 
 if TYPE_CHECKING:
     from memcli.llm import ChatModel
@@ -52,8 +53,9 @@ def ask(
         "reflection": cfg.max_reflections,
         "episode": cfg.max_episodes,
     }
-    packed = pack(ranked, cfg.word_budget, caps, question)
-    result = Answer(question=question, context=packed.context, hits=ranked[:k])
+    subjects = subjects_of(mem.store, ranked, question)
+    packed = pack(ranked, cfg.word_budget, caps, question, subjects)
+    result = Answer(question, packed.context, ranked[:k], about=packed.about)
     if chat is not None:
         reply = generate(mem, question, packed.context)
         if reply.answer is None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memcli.dates import parse_iso
-from memcli.models import Hit, Node
+from memcli.models import Hit, Node, SubjectGroup
 from memcli.passages import word_spans
+from memcli.retrieval.about import group_words, groups, render_group
 from memcli.retrieval.excerpt import matched_span
+from memcli.retrieval.subjects import Subjects
 from memcli.retrieval.validity import current_first, superseded_note
 from memcli.text import word_count
 from memcli.timeexpr import annotate
@@ -26,10 +28,11 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 
 @dataclass
 class Packed:
-    """The rendered context and the hits that made it in."""
+    """The rendered context, the hits that made it in and its subject groups."""
 
     context: str
     included: list[Hit]
+    about: list[SubjectGroup] = field(default_factory=list)
 
 
 def when(node: Node) -> str:
@@ -74,15 +77,18 @@ def item_line(hit: Hit) -> str:
 EXCERPT_MIN = 40  # words: the shortest excerpt of a long message worth showing
 
 
-def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int], question: str) -> list[Hit]:
+def _select(
+    hits: Sequence[Hit], budget: int, caps: dict[str, int], question: str, whole: int = 0
+) -> list[Hit]:
     """Best-ranked hits first, within per-kind caps and the word budget.
 
     A message longer than a fifth of the budget (at least EXCERPT_MIN words) is shown as an
     excerpt of that size around the passage the question matches (memcli.retrieval.
     excerpt), marked as such; one that no longer fits what is left of the budget is cut to
-    fit rather than left out, as long as EXCERPT_MIN words are left.
+    fit rather than left out, as long as EXCERPT_MIN words are left. `whole`, when given,
+    is the budget that fifth is of (the whole one, when part of it went to groups).
     """
-    used = 0
+    used, longest = 0, max((whole or budget) // 5, EXCERPT_MIN)
     taken: dict[str, int] = {}
     chosen: list[Hit] = []
     for hit in hits:
@@ -90,10 +96,10 @@ def _select(hits: Sequence[Hit], budget: int, caps: dict[str, int], question: st
         if taken.get(kind, 0) >= caps.get(kind, budget):
             continue
         words, left = word_count(item_line(hit)), budget - used
-        if kind == "episode" and words > min(left, max(budget // 5, EXCERPT_MIN)):
+        if kind == "episode" and words > min(left, longest):
             if left < EXCERPT_MIN:
                 continue  # too little room left to show a useful part of it
-            hit = _trimmed(hit, min(left, max(budget // 5, EXCERPT_MIN)), question)
+            hit = _trimmed(hit, min(left, longest), question)
             words = word_count(item_line(hit))
         if words > left:
             continue  # a long item may not fit where a shorter, lower-ranked one does
@@ -140,8 +146,12 @@ def _episode_order(hit: Hit) -> tuple[object, ...]:
     return (n.timestamp is None, n.timestamp or "", n.session or "", n.seq or 0, n.id)
 
 
-def render(chosen: Sequence[Hit]) -> str:
-    """Sections of derived memories, then conversation excerpts grouped by session in time order."""
+def render(chosen: Sequence[Hit], about: Sequence[SubjectGroup] = ()) -> str:
+    """Sections of derived memories, then conversation excerpts grouped by session in time
+    order, then what is said about each subject (memcli.retrieval.about): a turn in a
+    subject group is shown there, not among the excerpts (facts stay in their section too,
+    current first)."""
+    chosen = [h for h in chosen if h.node.node_id not in _moved(about)]
     parts: list[str] = []
     for kind, title in SECTIONS:
         lines = [item_line(h) for h in current_first(chosen) if h.node.kind == kind]
@@ -161,11 +171,43 @@ def render(chosen: Sequence[Hit]) -> str:
                 current = header
             lines.append(item_line(hit))
         parts.append("\n".join(lines))
+    parts.extend(map(render_group, about))
     return "\n\n".join(parts)
 
 
-def pack(hits: Sequence[Hit], budget: int, caps: dict[str, int], question: str = "") -> Packed:
+def pack(
+    hits: Sequence[Hit],
+    budget: int,
+    caps: dict[str, int],
+    question: str = "",
+    subjects: Subjects | None = None,
+) -> Packed:
     """Choose hits within the budget and render them; long messages are shown by the part
-    that `question` is about."""
+    that `question` is about. With `subjects`, what the chosen hits say about a subject is
+    grouped (memcli.retrieval.about); the words a group adds (its heading, dates, marks)
+    come out of the budget: the hits are chosen again within what is left, and groups that
+    would still not fit are left out."""
     chosen = _select(hits, budget, caps, question)
-    return Packed(render(chosen), chosen)
+    about = groups(chosen, subjects)
+    if about:
+        chosen = _select(hits, budget - _added(chosen, about), caps, question, whole=budget)
+        about = groups(chosen, subjects)
+        if _words(chosen) + _added(chosen, about) > budget:
+            about = []
+    return Packed(render(chosen, about), chosen, about)
+
+
+def _words(chosen: Sequence[Hit]) -> int:
+    """The words the chosen hits' lines take."""
+    return sum(word_count(item_line(h)) for h in chosen)
+
+
+def _moved(about: Sequence[SubjectGroup]) -> set[str]:
+    """The turns that subject groups show in place of the conversation excerpts."""
+    return {s.node_id for group in about for s in group.statements if s.kind == "episode"}
+
+
+def _added(chosen: Sequence[Hit], about: Sequence[SubjectGroup]) -> int:
+    """The words subject groups add to a context: theirs, less the lines they take over."""
+    moved = _moved(about)
+    return sum(map(group_words, about)) - _words([h for h in chosen if h.node.node_id in moved])
