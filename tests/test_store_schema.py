@@ -100,7 +100,7 @@ def _v4_store(path: Path) -> None:
         if name not in ("sqlite_sequence", "vec_nodes"):
             conn.execute(sql)
     conn.execute("INSERT INTO fts_spaces (id, space) VALUES (1, 'a')")
-    turns = ["I took the kids to the aquarium", "What did they like most?", "The sharks!"]
+    turns = ["We repainted the garden shed", "Which colour did you pick?", "Moss green!"]
     for seq, text in enumerate(turns):
         conn.execute(
             "INSERT INTO nodes (id, space, kind, text, session, seq, props, created_at)"
@@ -121,12 +121,12 @@ def test_m005_indexes_each_turn_with_the_turns_before_it(tmp_path: Path) -> None
         context = dict(store.conn.execute("SELECT rowid, context FROM fts_1").fetchall())
         assert context == {
             1: "",
-            2: "I took the kids to the aquarium",
-            3: "I took the kids to the aquarium What did they like most?",
+            2: "We repainted the garden shed",
+            3: "We repainted the garden shed Which colour did you pick?",
         }
-        # "The sharks!" is found by what its turn was about, below the turn that says it.
-        assert [i for i, _ in store.text_search("a", "kids aquarium", 5)] == [1, 2, 3]
-        assert [i for i, _ in store.text_search("a", "sharks", 5)] == [3]
+        # "Moss green!" is found by what its turn was about, below the turn that says it.
+        assert [i for i, _ in store.text_search("a", "garden shed", 5)] == [1, 2, 3]
+        assert [i for i, _ in store.text_search("a", "moss", 5)] == [3]
 
 
 def test_a_new_migration_is_a_sqlite_utils_function_applied_once(tmp_path: Path) -> None:
