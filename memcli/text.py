@@ -119,3 +119,18 @@ def hide_secret(text: str, secret: str) -> str:
     if not secret:
         return text
     return re.sub(rf"(?<![\w-]){re.escape(secret)}(?![\w-])", "***", text)
+
+
+def strip_possessive(word: str) -> str:
+    """A word without a trailing possessive ('s, ’s, or a lone apostrophe)."""
+    for end in ("'s", "’s", "'S"):
+        if word.endswith(end) and len(word) > len(end) + 1:
+            return word[: -len(end)]
+    return word.rstrip("'’")
+
+
+def canonical_key(surface: str) -> str:
+    """The identity of a name: case, accents, possessive, spacing and inner punctuation aside."""
+    folded = unicodedata.normalize("NFKD", strip_possessive(surface.strip()))
+    folded = "".join(c for c in folded if not unicodedata.combining(c)).casefold()
+    return " ".join(re.sub(r"[^\w+#\s]|_", "", part) for part in folded.split()).strip()

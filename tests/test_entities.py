@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memcli.consolidate.names import CaseStats, canonical_key, mentions
+from memcli.consolidate.names import CaseStats, mentions
+from memcli.text import canonical_key
 from tests.cli_runner import Memcli
 from tests.consolidate_helpers import config_file, opened
 from tests.fakemodel import ScriptedLLM

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memcli.consolidate.entity_index import EntityRecord, case_stats, entity_index
-from memcli.consolidate.names import Mention, canonical_key, mentions
+from memcli.consolidate.names import Mention, mentions
 from memcli.models import Edge, Node
+from memcli.text import canonical_key
 
 if TYPE_CHECKING:
     from memcli.consolidate.common import Job, Stage

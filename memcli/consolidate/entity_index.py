@@ -18,7 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.names import CaseStats, canonical_key
+from memcli.consolidate.names import CaseStats
+from memcli.text import canonical_key
 
 if TYPE_CHECKING:
     from memcli.consolidate.common import Job

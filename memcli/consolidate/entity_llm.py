@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from memcli.consolidate.common import turn_line
 from memcli.consolidate.entity_index import entity_index
-from memcli.consolidate.names import canonical_key, mentions
+from memcli.consolidate.names import mentions
 from memcli.consolidate.schemas import EntitiesReply
 from memcli.dates import partial_date
 from memcli.models import Edge, Node
 from memcli.prompting import data_block
-from memcli.text import one_line
+from memcli.text import canonical_key, one_line
 
 if TYPE_CHECKING:
     from memcli.consolidate.common import Job, Stage

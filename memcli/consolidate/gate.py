@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 
 from memcli.consolidate.common import segment_members, turn_line
 from memcli.consolidate.entity_index import case_stats
-from memcli.consolidate.names import canonical_key, mentions
+from memcli.consolidate.names import mentions
 from memcli.models import Node
-from memcli.text import STOPWORDS, count_tokens, words
+from memcli.text import STOPWORDS, canonical_key, count_tokens, words
 
 if TYPE_CHECKING:
     from memcli.consolidate.common import Job, Stage

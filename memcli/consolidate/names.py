@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import calendar
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from memcli.text import strip_possessive
 
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
@@ -140,14 +141,6 @@ def _tokens(text: str) -> list[tuple[str, bool]]:
     return [
         (t, start) for t, _, start in _scan(text) if t not in _SENTENCE_END and t not in _QUOTES
     ]
-
-
-def strip_possessive(word: str) -> str:
-    """A word without a trailing possessive ('s, ’s, or a lone apostrophe)."""
-    for end in ("'s", "’s", "'S"):
-        if word.endswith(end) and len(word) > len(end) + 1:
-            return word[: -len(end)]
-    return word.rstrip("'’")
 
 
 def shape(token: str) -> str | None:
@@ -270,10 +263,3 @@ def _is_proper(word: str, at_start: bool, stats: CaseStats | None) -> bool:
     if stats is None:
         return not at_start
     return stats.proper(word, at_start)
-
-
-def canonical_key(surface: str) -> str:
-    """The identity of a name: case, accents, possessive, spacing and inner punctuation aside."""
-    folded = unicodedata.normalize("NFKD", strip_possessive(surface.strip()))
-    folded = "".join(c for c in folded if not unicodedata.combining(c)).casefold()
-    return " ".join(re.sub(r"[^\w+#\s]|_", "", part) for part in folded.split()).strip()

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.names import canonical_key
 from memcli.errors import NotFound, did_you_mean
 from memcli.models import Edge, Node, parse_node_id
-from memcli.text import truncate
+from memcli.text import canonical_key, truncate
 
 if TYPE_CHECKING:
     from memcli.ops import Memory

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memcli.consolidate.names import canonical_key
 from memcli.models import Hit, Node
+from memcli.text import canonical_key
 
 if TYPE_CHECKING:
     from memcli.store import Store
