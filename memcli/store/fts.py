@@ -180,7 +180,11 @@ def write_context(db: Database, turns: Iterable[int], removed: bool = False) -> 
         # The turns whose context may change: the given ones and every later one shown.
         first = min(i for i, w in enumerate(window) if w[0] in ids)
         changed = {w[0] for w in window[first:]} - (ids if removed else set())
-        updates = [(_context(kept[:i]), w[0]) for i, w in enumerate(kept) if w[0] in changed]
+        updates = [
+            (_context(kept[max(0, i - CONTEXT_TURNS) : i]), w[0])  # (a long session: no copies)
+            for i, w in enumerate(kept)
+            if w[0] in changed
+        ]
         table = search_tables.text_table(db, space)
         if table is not None:
             db.conn.executemany(sql.set_text_context(table), updates)
