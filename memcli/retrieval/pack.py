@@ -151,7 +151,8 @@ def render(chosen: Sequence[Hit], about: Sequence[SubjectGroup] = ()) -> str:
     order, then what is said about each subject (memcli.retrieval.about): a turn in a
     subject group is shown there, not among the excerpts (facts stay in their section too,
     current first)."""
-    chosen = [h for h in chosen if h.node.node_id not in _moved(about)]
+    moved = _moved(about)
+    chosen = [h for h in chosen if h.node.node_id not in moved]
     parts: list[str] = []
     for kind, title in SECTIONS:
         lines = [item_line(h) for h in current_first(chosen) if h.node.kind == kind]
