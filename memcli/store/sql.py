@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memcli.store import ddl
+
 # -- connection and transactions ---------------------------------------------------------
 
 
@@ -49,14 +51,10 @@ BUSY_TIMEOUT = "PRAGMA busy_timeout = {:d}"
 # -- the per-space full-text tables (FTS5) -----------------------------------------------
 
 
-def create_text_table(name: str) -> str:
-    """A space's full-text table. `context` holds, for a turn, the opening words of the
-    turns before it in its session (memcli.store.fts), searched at a lower weight."""
-    return (
-        f"CREATE VIRTUAL TABLE {name} USING fts5 ("
-        " text, speaker, kind UNINDEXED, context,"
-        " tokenize = 'porter unicode61 remove_diacritics 2')"
-    )
+# A space's full-text table, as the latest migration that changed it made it. `context`
+# holds, for a turn, the opening words of the turns before it in its session
+# (memcli.store.fts), searched at a lower weight.
+create_text_table = ddl.m005_text_table
 
 
 def set_text_context(table: str) -> str:
