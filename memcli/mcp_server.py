@@ -56,7 +56,11 @@ NO_LLM_FIX = (
 Space = Annotated[str | None, Field(description="Memory space (default: the server's).")]
 K = Annotated[int | None, Field(ge=1, le=200, description="Hits to return (default 10).")]
 Strategy = Annotated[
-    str | None, Field(description="hybrid (default), dwpr, gam, lexical or semantic.")
+    str | None,
+    Field(
+        description="hybrid (default), dwpr, gam, lexical, semantic, or the entity-graph "
+        "traversals beam, watercircles and astar."
+    ),
 ]
 
 

@@ -38,3 +38,27 @@ def test_every_command_shows_its_prose_as_paragraphs() -> None:
         for block in text.split("\n\n"):
             if not block.startswith(" "):  # prose: one line per paragraph
                 assert "\n" not in block, (command.name, block)
+
+
+def test_every_surface_names_every_strategy() -> None:
+    """`ask --help`, the Python API and the MCP tools' schema name all the strategies."""
+    import re
+    import typing
+
+    import typer.main
+
+    from memcli import Memory, mcp_server
+    from memcli.cli import app
+    from memcli.retrieval import STRATEGY_MODULES
+
+    ask = typer.main.get_command(app).commands["ask"]  # type: ignore[attr-defined]
+    option = next(p for p in ask.params if p.name == "strategy")
+    mcp_field = typing.get_args(mcp_server.Strategy)[1]
+    surfaces = {
+        "ask --help": option.help,
+        "Memory.ask": Memory.ask.__doc__,
+        "mcp": mcp_field.description,
+    }
+    for surface, text in surfaces.items():
+        named = set(re.findall(r"\w+", text or ""))
+        assert set(STRATEGY_MODULES) <= named, (surface, set(STRATEGY_MODULES) - named)

@@ -236,7 +236,7 @@ class Memory:
         With `context_only` no LLM is called: the Answer holds the packed `context`, its
         subject groups (`about`) and the ranked `hits`. Without an LLM configured, asking
         for an answer raises LLMNotConfigured. `strategy`: hybrid (default), dwpr, gam,
-        lexical or semantic.
+        lexical, semantic, or the entity-graph traversals beam, watercircles and astar.
 
             >>> print(mem.ask("Which hotel did we book?", context_only=True).context)
         """
