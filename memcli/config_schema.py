@@ -82,6 +82,9 @@ class RetrievalConfig:
     word_budget: Count = 1000  # words of packed context
     candidates: Count = 50  # candidates taken from each signal before fusion
     lexical_weight: Share = 0.5  # share of normalised BM25 in the fused similarity
+    related_words: Amount = 3  # per question word, its nearest words in the store (0: off)
+    related_similarity: Share = 0.6  # least cosine between a question word and a related one
+    related_weight: Weight = 0.5  # BM25 of the related words, × this, adds to the question's
     max_facts: Amount = 60
     max_reflections: Amount = 20
     max_episodes: Amount = 80

@@ -48,6 +48,12 @@ def content_words(text: str) -> set[str]:
     return {w for w in words(text) if w not in STOPWORDS}
 
 
+def vocabulary_words(text: str) -> set[str]:
+    """The distinct words of a text that stand for something on their own: lower-cased,
+    letters only, three or more of them, no stop word (memcli.store.words)."""
+    return {w for w in words(text) if len(w) > 2 and w.isalpha() and w not in STOPWORDS}
+
+
 def count_tokens(text: str) -> int:
     """An estimate of a text's model tokens: its words and punctuation marks."""
     return len(_TOKEN.findall(text))

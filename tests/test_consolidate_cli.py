@@ -61,7 +61,7 @@ def test_consolidate_json_is_one_object(chat_store: Path, fake_server: FakeModel
     data = json.loads(lines[0])
     assert data["locked"] is False and set(data["stages"]) == {
         "segment", "summarize", "link", "gate", "facts", "concepts", "entities", "supersede",
-        "reflect",
+        "reflect", "words",
     }  # fmt: skip
     assert data["totals"]["llm_calls"] > 0 and data["totals"]["prompt_tokens"] > 0
     for key in ("status", "reason", "items", "nodes", "edges", "llm_calls", "cache_hits"):

@@ -17,8 +17,10 @@ from memcli.store.migrations import MIGRATIONS, as_step, migrate
 SCHEMA_V3 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v3.json").read_text())
 # ... after m004 gave `runs` its `extra` column ...
 SCHEMA_V4 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v4.json").read_text())
-# ... and of a store today (m005 gave full-text tables the `context` column of turns).
+# ... after m005 gave full-text tables the `context` column of turns ...
 SCHEMA_V5 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v5.json").read_text())
+# ... and of a store today (m006 added the counted words of turns).
+SCHEMA_V6 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v6.json").read_text())
 SHADOW = re.compile(r"fts_\d+_|vec_nodes_")  # tables FTS5 and sqlite-vec make for themselves
 
 
@@ -33,7 +35,7 @@ def test_a_new_store_has_exactly_the_shipped_schema(tmp_path: Path) -> None:
     with open_store(tmp_path / "m.db") as store, store.transaction():
         store.insert_node("a", "episode", "hello")
         store.ensure_vectors(3)
-        assert _schema(store.conn) == SCHEMA_V5
+        assert _schema(store.conn) == SCHEMA_V6
 
 
 def test_each_migration_is_recorded_once(tmp_path: Path) -> None:
@@ -89,7 +91,7 @@ def test_a_store_written_by_the_previous_code_opens_and_works(tmp_path: Path) ->
         assert sorted(i for i, _ in store.text_search("a", "woodturning", 5)) == [7, 8]
         assert [i for i, _ in store.vector_search("a", [0, 1, 0], 1)] == [8]
         # m005 made the full-text table again: same schema, listed in another order.
-        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V5)
+        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V6)
 
 
 def _v4_store(path: Path) -> None:
@@ -153,3 +155,38 @@ def test_a_failing_migration_leaves_the_file_as_it_was(tmp_path: Path) -> None:
             migrate(store.conn, steps)
         assert "note" not in store.table("sources").columns_dict
         assert store.conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+
+
+def test_m006_counts_the_words_of_the_turns_a_v5_store_holds(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "v5.db")
+    for _, name, sql in SCHEMA_V5:
+        if name not in ("sqlite_sequence", "vec_nodes"):
+            conn.execute(sql)
+    conn.execute("INSERT INTO fts_spaces (id, space) VALUES (1, 'a')")
+    rows = [
+        (1, "episode", "We repainted the garden shed"),
+        (2, "episode", "The shed looks new"),
+        (3, "segment", "A talk about sheds and paint"),
+    ]
+    for node_id, kind, text in rows:
+        conn.execute(
+            "INSERT INTO nodes (id, space, kind, text, props, created_at)"
+            " VALUES (?, 'a', ?, ?, '{}', '')",
+            (node_id, kind, text),
+        )
+        conn.execute(
+            "INSERT INTO fts_1 (rowid, text, speaker, kind, context) VALUES (?, ?, '', ?, '')",
+            (node_id, text, kind),
+        )
+    conn.execute("PRAGMA user_version = 5")
+    conn.close()
+    with open_store(tmp_path / "v5.db") as store:
+        counted = store.conn.execute("SELECT word, turns, vector FROM words ORDER BY word")
+        assert counted.fetchall() == [
+            ("garden", 1, None),
+            ("looks", 1, None),
+            ("new", 1, None),
+            ("repainted", 1, None),
+            ("shed", 2, None),
+        ]  # a segment's words are not a turn's
+        assert store.unembedded_words("a") == ["garden", "looks", "new", "repainted", "shed"]

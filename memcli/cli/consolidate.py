@@ -22,7 +22,7 @@ Stage = Annotated[
     typer.Option(
         "--stage",
         help="Run only these stages: segment, summarize, link, gate, facts, concepts, "
-        "entities, supersede, reflect (repeat, or separate with commas).",
+        "entities, supersede, reflect, words (repeat, or separate with commas).",
     ),
 ]
 Limit = Annotated[
@@ -45,7 +45,8 @@ def consolidate(
     dry_run: DryRun = False,
     no_llm: NoLLM = False,
 ) -> None:
-    """Distil stored turns into segments, facts, concepts, reflections and topic links.
+    """Distil stored turns into segments, facts, concepts, reflections and topic links, and
+    embed the new words of turns (ask searches a question's related words with them).
 
     Incremental and safe to run from cron: each unit of work commits on its own, a killed
     run resumes where it stopped, and a run that finds another one in progress exits 0 at

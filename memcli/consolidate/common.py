@@ -42,7 +42,7 @@ T = TypeVar("T")
 #: Stage names in the order they run (also the names of `runs` rows and `processed` marks).
 STAGES: tuple[str, ...] = (
     "segment", "summarize", "link", "gate", "facts", "concepts", "entities", "supersede",
-    "reflect",
+    "reflect", "words",
 )  # fmt: skip
 #: Stages that cannot run at all without a chat model.
 LLM_ONLY: frozenset[str] = frozenset({"link", "gate", "facts", "supersede", "reflect"})

@@ -120,6 +120,7 @@ def dry_run(job: Job, names: Sequence[str]) -> ConsolidateReport:
         "entities": len(store.unprocessed(space, "entities", kind="segment")),
         "supersede": len(store.unprocessed(space, "supersede", kind="fact")),
         "reflect": len(store.unprocessed(space, "reflect", kind="fact")),
+        "words": store.count_unembedded_words(space),
     }
     reports = []
     for name in STAGES:

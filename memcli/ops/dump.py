@@ -1,4 +1,4 @@
-"""The memcli export format: JSON Lines, one record per line, format version 1.
+"""The memcli export format: JSON Lines, one record per line, format version 2.
 
     {"record": "memcli-export", "format": 1, "space", "schema", "memcli", "exported_at",
      "embedding": {"identity", "dim"}, "vectors": null | "float32-le-base64"}
@@ -8,13 +8,16 @@
      "sources": [source ids], "processed": [stages], "embedded": bool, "vector"?}         ...
     {"record": "edge", "src": "ep12", "dst": "sg40", "type", "weight", "props",
      "created_at"}                                                                          ...
+    {"record": "word", "word": "garden", "vector"}              (only with vectors)         ...
     {"record": "end", "sources": n, "nodes": n, "edges": n}
 
 Node and edge records carry every column of their table, so attributes that later schema
 migrations add travel without a format change; an import refuses a record with a field its
 store has no column for (it would be lost), and a format number above its own. The
-end record is how a cut-short file is told from a whole one. This module builds records and
-reads a dump back, checking every record before the caller writes anything.
+end record is how a cut-short file is told from a whole one. Format 1 (read as well) had no
+word records: the vectors of the words of the space's turns (memcli.store.words). This
+module builds records and reads a dump back, checking every record before the caller writes
+anything.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import Any
 from memcli.errors import InvalidInput
 from memcli.models import EDGE_TYPES, parse_node_id
 
-FORMAT = 1
+FORMAT = 2
 HEADER = "memcli-export"
 VECTOR_ENCODING = "float32-le-base64"
 NOT_A_DUMP_FIX = (
@@ -49,6 +52,7 @@ SPECS: dict[str, dict[str, tuple[Any, ...]]] = {
              "processed": (list,), "embedded": (bool,), "vector": (str, None, ...)},
     "edge": {"src": _TEXT, "dst": _TEXT, "type": _TEXT, "weight": _NUMBER, "props": (dict,),
              "created_at": _TEXT},
+    "word": {"word": _TEXT, "vector": _TEXT},
     "end": {"sources": _INT, "nodes": _INT, "edges": _INT},
 }  # fmt: skip
 
@@ -95,6 +99,7 @@ class Dump:
     sources: dict[int, dict[str, Any]] = field(default_factory=dict)  # by id in the dump
     nodes: dict[int, dict[str, Any]] = field(default_factory=dict)  # by row id in the dump
     edges: list[dict[str, Any]] = field(default_factory=list)  # src/dst as row ids
+    words: dict[str, bytes] = field(default_factory=dict)  # word -> its vector
 
     @property
     def dim(self) -> int | None:
@@ -189,6 +194,15 @@ class _Reader:
         else:
             src, dst = (end[1] for end in ends if end is not None)
             self.dump.edges.append({**record, "src": src, "dst": dst})
+
+    def _word(self, line: int, record: dict[str, Any]) -> None:
+        vector = self._vector(record["vector"])
+        if record["word"] in self.dump.words:
+            self.problem(line, f"word {record['word']!r} appears twice")
+        elif not isinstance(vector, bytes):
+            self.problem(line, f"word {record['word']!r}: its vector is not {self.dump.dim} floats")
+        else:
+            self.dump.words[record["word"]] = vector
 
     def _end(self, line: int, record: dict[str, Any]) -> None:
         self.end = record

@@ -119,8 +119,11 @@ def consolidation_health(mem: Memory) -> dict[str, Any]:
         "totals": store.run_totals(space),
         "gate": store.run_extra_totals(space, "gate"),
         "pending": {
-            stage: len(store.unprocessed(space, stage, kind=kind))
-            for stage, kind in _PENDING_KIND.items()
+            **{
+                stage: len(store.unprocessed(space, stage, kind=kind))
+                for stage, kind in _PENDING_KIND.items()
+            },
+            "words": store.count_unembedded_words(space),
         },
     }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from memcli.consolidate.words import embed_words
 from memcli.llm.embedder import embed_all
 from memcli.models import embedding_text
 from memcli.ops.entity import restore_profiles
@@ -23,12 +24,14 @@ class ReindexReport(TypedDict):
     embedding: str  # provider:model now recorded in the store
     dim: int | None
     text_rows: int  # full-text rows of CJK text split again
+    words: int  # words of turns embedded again (memcli.store.words)
     seconds: float
 
 
 def reindex(mem: Memory, progress: Progress | None = None) -> ReindexReport:
     """Embed all nodes of all spaces, then swap the vector table in one transaction (and
-    re-split the full-text rows of CJK text indexed before memcli split it)."""
+    re-split the full-text rows of CJK text indexed before memcli split it), then embed
+    the words of the turns again."""
     progress = progress or NoProgress()
     started = time.perf_counter()
     store = mem.store
@@ -43,6 +46,7 @@ def reindex(mem: Memory, progress: Progress | None = None) -> ReindexReport:
     with store.transaction():
         text_rows = store.index_cjk_again(rows)
         store.drop_vectors()
+        store.forget_word_vectors()
         dim = len(vectors[0]) if vectors else None
         if dim:
             store.ensure_vectors(dim)
@@ -53,11 +57,16 @@ def reindex(mem: Memory, progress: Progress | None = None) -> ReindexReport:
             store.set_meta("embedding.dim", str(dim))
         else:
             store.delete_meta("embedding.dim")
+    words = 0
+    if embedder is not None:  # the words of turns, with this model too
+        for space in store.word_spaces():
+            words += embed_words(store, space, embedder, mem.record_embedder, progress)
     return {
         "nodes": len(rows),
         "embedded": len(vectors),
         "embedding": mem.embedder_identity(),
         "dim": dim,
         "text_rows": text_rows,
+        "words": words,
         "seconds": round(time.perf_counter() - started, 3),
     }

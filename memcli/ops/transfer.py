@@ -14,6 +14,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
+from memcli.consolidate.words import embed_words
 from memcli.errors import DatabaseError, InvalidInput, NotFound
 from memcli.llm.embedder import embed_all
 from memcli.models import embedding_text, node_public_id
@@ -98,6 +99,8 @@ def export_space(mem: Memory, out: TextIO, *, vectors: bool = False) -> dict[str
             ends = {"src": public[row["src"]], "dst": public[row["dst"]]}
             _write(out, {"record": "edge", **row, **ends, "props": _json(row["props"])})
             edges += 1
+        for word, blob in store.word_vector_rows(space) if vectors else ():
+            _write(out, {"record": "word", "word": word, "vector": fmt.encode_vector(blob)})
     counts = {"sources": len(sources), "nodes": len(nodes), "edges": edges}
     _write(out, {"record": "end", **counts})
     return counts
@@ -158,6 +161,7 @@ class ImportReport:
     ids: str = "kept"  # or "renumbered"
     embedded: int = 0  # vectors made by the configured embedder
     vectors_from_file: int = 0
+    words_embedded: int = 0  # words of the new turns embedded (the file had no vector)
     seconds: float = 0.0
 
     @property
@@ -173,16 +177,14 @@ def _vectors(
 ) -> tuple[list[tuple[int, str, Any]], int, int]:
     """(target id, kind, vector) for the new nodes that had a vector, from the file when the
     configured embedder made them, else embedded now; and how many came each way."""
-    import numpy as np
-
     embedder = mem.embedder
     if embedder is None:
         return [], 0, 0
     wanted = [r for r in rows if r["embedded"]]
-    same = (dump.header.get("embedding") or {}).get("identity") == mem.embedder_identity()
+    same = _same_embedder(mem, dump)
     given = [r for r in wanted if same and r["vector"] is not None]
     todo = [r for r in wanted if not (same and r["vector"] is not None)]
-    out = [(r["id"], r["kind"], np.frombuffer(r["vector"], dtype="<f4")) for r in given]
+    out = [(r["id"], r["kind"], _floats(r["vector"])) for r in given]
     if todo:
         progress.start("embedding memories", len(todo))
         texts = [embedding_text(r["text"], r["speaker"]) for r in todo]
@@ -190,6 +192,17 @@ def _vectors(
         progress.finish()
         out += [(r["id"], r["kind"], v) for r, v in zip(todo, made, strict=True)]
     return out, len(todo), len(given)
+
+
+def _same_embedder(mem: Memory, dump: fmt.Dump) -> bool:
+    """Whether the file's vectors were made by the embedder this store is configured with."""
+    return (dump.header.get("embedding") or {}).get("identity") == mem.embedder_identity()
+
+
+def _floats(blob: bytes) -> Any:
+    import numpy as np
+
+    return np.frombuffer(blob, dtype="<f4")
 
 
 def _marks(dump: fmt.Dump, plan: Plan) -> dict[str, list[int]]:
@@ -253,6 +266,12 @@ def _store_plan(
         if report.embedded:
             entities = {i for i, kind, _ in vectors if kind == "entity"}
             restore_profiles(mem, dict.fromkeys(entities, space))
+        if dump.words and _same_embedder(mem, dump):
+            store.put_word_vectors(space, [(w, _floats(v)) for w, v in dump.words.items()])
+    if mem.embedder is not None:  # the words the file brought no vector for
+        report.words_embedded = embed_words(
+            store, space, mem.embedder, mem.record_embedder, progress
+        )
 
 
 def _check_columns(store: Store, dump: fmt.Dump) -> None:

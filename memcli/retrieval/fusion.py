@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memcli.retrieval.related import related_words
 from memcli.store.vectors import KNN_MAX
 
 if TYPE_CHECKING:
@@ -122,12 +123,29 @@ def _search(
     sim.lexical = dict(ctx.store.text_search(ctx.space, query, WIDE * pools, union))
     if len(sim.lexical) >= WIDE * pools:
         sim.lexical_floor = min(sim.lexical.values())
+    _add_related(ctx, sim, query, WIDE * pools, union)
     if sim.query_vector is not None:
         sim.cosine = dict(ctx.store.vector_search(ctx.space, sim.query_vector, pools, union))
         if len(sim.cosine) >= min(pools, KNN_MAX):
             sim.cosine_floor = min(sim.cosine.values())
     sim.kinds = ctx.store.kinds_of([*sim.lexical, *sim.cosine])
     return sim
+
+
+def _add_related(
+    ctx: SearchContext, sim: Similarity, query: str, limit: int, kinds: Sequence[str] | None
+) -> None:
+    """Add `related_weight` × the BM25 of the query's related words (memcli.retrieval.
+    related) to the full-text scores."""
+    found = related_words(ctx, query)
+    if not found:
+        return
+    weight = ctx.cfg.related_weight
+    rows = ctx.store.text_search(ctx.space, " ".join(found), limit, kinds)
+    for node_id, bm25 in rows:
+        sim.lexical[node_id] = sim.lexical.get(node_id, 0.0) + weight * bm25
+    if len(rows) >= limit:  # a node outside both lists scores at most both floors
+        sim.lexical_floor += weight * min(bm25 for _, bm25 in rows)
 
 
 def _scored(

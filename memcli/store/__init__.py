@@ -4,6 +4,7 @@
 
     StoreBase   connection, sqlite-utils view, transactions, meta      (base.py)
     FullText, Vectors   the search tables made at run time             (fts.py, vectors.py)
+    Words       the words of turns, counted and embedded                (words.py)
     Nodes       nodes, sources and their links; keeps both search tables in step
     Pruning     forgetting: selection, cascade, removal                 (prune.py)
     Listing     filtered, paged browsing for `memcli list`              (listing.py)

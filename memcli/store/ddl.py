@@ -147,3 +147,16 @@ def m005_put_rows(table: str) -> str:
 
 
 M005_TURNS = "SELECT id FROM nodes WHERE space = ? AND kind = 'episode' ORDER BY id"
+
+
+M006_WORDS = """CREATE TABLE words (
+            space TEXT NOT NULL,
+            word TEXT NOT NULL,
+            turns INTEGER NOT NULL,
+            vector BLOB,
+            PRIMARY KEY (space, word)
+        ) WITHOUT ROWID"""
+
+
+def m006_turn_texts(table: str) -> str:
+    return f"SELECT text FROM {table} WHERE kind = 'episode'"

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from memcli.store import search_tables, sql
 from memcli.store.base import StoreBase
+from memcli.store.words import count_words
 from memcli.text import STOPWORDS, words
 
 if TYPE_CHECKING:
@@ -73,6 +74,10 @@ class FullText(StoreBase):
         space, turns with their context. Call inside a transaction."""
         table = str(search_tables.text_table(self.db, space, create=True))
         rows = list(rows)
+        turns = [(i, indexed_text(text)) for i, kind, text, _ in rows if kind == "episode"]
+        if turns:  # a turn indexed again first takes its old words away
+            count_words(self.conn, space, self._turn_texts(table, [i for i, _ in turns]), -1)
+            count_words(self.conn, space, (text for _, text in turns), 1)
         self.conn.executemany(
             sql.insert(table, ("rowid", "text", "speaker", "kind", "context"), "REPLACE"),
             [
@@ -113,7 +118,13 @@ class FullText(StoreBase):
         for space, ids in by_space.items():
             table = search_tables.text_table(self.db, space)
             if table is not None:
+                count_words(self.conn, space, self._turn_texts(table, ids), -1)
                 self.table(table).delete_where(sql.in_json("rowid"), [json.dumps(ids)])
+
+    def _turn_texts(self, table: str, ids: list[int]) -> list[str]:
+        """The indexed texts of those of these rows that are turns."""
+        rows = self.conn.execute(sql.turn_texts_of(table), [json.dumps(ids)])
+        return [str(r[0]) for r in rows]
 
     def optimize_text(self) -> None:
         """Merge every full-text index (FTS5 keeps deleted terms in old segments until a

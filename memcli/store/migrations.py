@@ -123,3 +123,15 @@ def m005_turn_context(db: Database) -> None:
         db.conn.executemany(ddl.m005_put_rows(table), rows)
         turns = [int(r[0]) for r in db.execute(ddl.M005_TURNS, [space]).fetchall()]
         write_context(db, turns)
+
+
+@migration
+def m006_words(db: Database) -> None:
+    """The words of each space's turns, counted, for finding related words (memcli.store.
+    words); their vectors come with the next consolidation."""
+    from memcli.store.words import count_words
+
+    db.execute(ddl.M006_WORDS)
+    for space, table in search_tables.text_tables(db):
+        texts = (str(r[0]) for r in db.execute(ddl.m006_turn_texts(table)).fetchall())
+        count_words(db.conn, space, texts, 1)

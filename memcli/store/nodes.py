@@ -12,6 +12,7 @@ from memcli.store import provenance, sql
 from memcli.store.base import chunked, now_iso
 from memcli.store.fts import FullText
 from memcli.store.vectors import Vectors
+from memcli.store.words import Words
 
 # The columns a new node may set besides its space, kind and text.
 NODE_FIELDS = ("speaker", "session", "seq", "timestamp", "ref", "belief", "status", "key")
@@ -43,7 +44,7 @@ def _ids(values: Iterable[int]) -> str:
     return json.dumps(list(dict.fromkeys(values)))
 
 
-class Nodes(FullText, Vectors):
+class Nodes(FullText, Vectors, Words):
     """The `nodes`, `sources` and `node_sources` tables."""
 
     def insert_nodes(self, space: str, kind: str, rows: Sequence[Mapping[str, Any]]) -> list[int]:

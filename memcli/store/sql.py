@@ -316,3 +316,31 @@ CACHE_PUT = (
     " prompt_tokens, completion_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 CACHE_DELETE = "DELETE FROM llm_cache WHERE key = ?"
+
+# -- the words of turns (words.py) --------------------------------------------------------
+WORDS_ADD = (
+    "INSERT INTO words (space, word, turns) VALUES (?, ?, ?)"
+    " ON CONFLICT (space, word) DO UPDATE SET turns = turns + excluded.turns"
+)
+WORDS_TAKE = "UPDATE words SET turns = turns - ? WHERE space = ? AND word = ?"
+WORDS_DROP_UNUSED = "DELETE FROM words WHERE space = ? AND turns <= 0"
+WORDS_UNEMBEDDED = "SELECT word FROM words WHERE space = ? AND vector IS NULL ORDER BY word LIMIT ?"
+WORDS_SPACES = "SELECT DISTINCT space FROM words ORDER BY space"
+WORDS_UNEMBEDDED_COUNT = "SELECT count(*) FROM words WHERE space = ? AND vector IS NULL"
+WORDS_PUT_VECTOR = "UPDATE words SET vector = ? WHERE space = ? AND word = ?"
+WORDS_CLEAR_VECTORS = "UPDATE words SET vector = NULL WHERE vector IS NOT NULL"
+WORDS_EMBEDDED = (
+    "SELECT word, vector FROM words WHERE space = ? AND vector IS NOT NULL ORDER BY word"
+)
+WORDS_VECTORS_OF = (
+    "SELECT word, vector FROM words WHERE space = ? AND vector IS NOT NULL"
+    " AND word IN (SELECT value FROM json_each(?))"
+)
+
+
+def turn_texts_of(table: str) -> str:
+    """Texts of the listed rows of a full-text table that are turns."""
+    return (
+        f"SELECT text FROM {table} WHERE kind = 'episode'"
+        " AND rowid IN (SELECT value FROM json_each(?))"
+    )

@@ -1,0 +1,108 @@
+"""The words of each space's turns, for finding related words (memcli.retrieval.related).
+
+A question and the turn that answers it often name one thing in different words ("doctor"
+and "physician", "car" and "vehicle"). The `words` table counts, per space,
+how many turns hold each word (`memcli.text.vocabulary_words`), in step with the full-text
+index: a turn indexed adds its words, a turn removed takes them away, and a word that no
+turn holds any more is deleted with its vector, so a forgotten turn leaves none of its
+words behind. Consolidation embeds the words that have no vector yet (memcli.consolidate.
+words); retrieval reads a space's embedded words as one matrix, kept for as long as the
+file stays the same.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from memcli.store import sql
+from memcli.store.base import StoreBase
+from memcli.text import vocabulary_words
+
+Matrix = tuple[list[str], Any]  # words, and their vectors as rows (None: no vectors)
+
+
+def count_words(conn: Any, space: str, texts: Iterable[str], step: int) -> None:
+    """Add (step 1) or take away (step -1) the words of these turns' texts; a word left in
+    no turn is deleted. Call inside a transaction."""
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(vocabulary_words(text))
+    if not counts:
+        return
+    rows = [(space, word, step * n) for word, n in counts.items()]
+    if step > 0:
+        conn.executemany(sql.WORDS_ADD, rows)
+    else:
+        conn.executemany(sql.WORDS_TAKE, [(-n, s, w) for s, w, n in rows])
+        conn.execute(sql.WORDS_DROP_UNUSED, [space])
+
+
+class Words(StoreBase):
+    """Reading and embedding the words of a space's turns."""
+
+    _matrices: dict[str, tuple[tuple[int, int], Matrix]]
+    _matrices_lock: threading.Lock
+
+    def unembedded_words(self, space: str, limit: int | None = None) -> list[str]:
+        """Words of the space's turns that have no vector yet, in alphabetical order."""
+        args: list[Any] = [space, -1 if limit is None else limit]
+        return [str(r[0]) for r in self.conn.execute(sql.WORDS_UNEMBEDDED, args)]
+
+    def word_spaces(self) -> list[str]:
+        """The spaces whose turns have words."""
+        return [str(r[0]) for r in self.conn.execute(sql.WORDS_SPACES)]
+
+    def count_unembedded_words(self, space: str) -> int:
+        return int(self.conn.execute(sql.WORDS_UNEMBEDDED_COUNT, [space]).fetchone()[0])
+
+    def put_word_vectors(self, space: str, rows: Sequence[tuple[str, Any]]) -> None:
+        """Store (word, vector) pairs of a space. Call inside a transaction."""
+        self.conn.executemany(
+            sql.WORDS_PUT_VECTOR,
+            [(np.asarray(v, dtype=np.float32).tobytes(), space, w) for w, v in rows],
+        )
+
+    def forget_word_vectors(self) -> int:
+        """Clear every word's vector (the embedding model changed). Call inside a
+        transaction; returns how many were cleared."""
+        return int(self.conn.execute(sql.WORDS_CLEAR_VECTORS).rowcount)
+
+    def word_vector_rows(self, space: str) -> Iterable[tuple[str, bytes]]:
+        """(word, stored vector bytes) of the space's embedded words, in alphabetical order."""
+        for word, blob in self.conn.execute(sql.WORDS_EMBEDDED, [space]):
+            yield str(word), bytes(blob)
+
+    def word_vectors(self, space: str, words: Sequence[str]) -> dict[str, Any]:
+        """The stored vectors of these words of a space (words without one are left out)."""
+        found = self.conn.execute(sql.WORDS_VECTORS_OF, [space, json.dumps(list(words))])
+        return {str(w): np.frombuffer(v, dtype=np.float32) for w, v in found}
+
+    def word_matrix(self, space: str) -> Matrix:
+        """The space's embedded words and their vectors as the rows of one matrix, read
+        once and kept while the file stays the same."""
+        if not hasattr(self, "_matrices"):
+            self._matrices, self._matrices_lock = {}, threading.Lock()
+        stamp = self._file_stamp()
+        with self._matrices_lock:
+            kept = self._matrices.get(space)
+            if kept is not None and kept[0] == stamp:
+                return kept[1]
+        rows = self.conn.execute(sql.WORDS_EMBEDDED, [space]).fetchall()
+        words = [str(w) for w, _ in rows]
+        matrix = np.frombuffer(b"".join(v for _, v in rows), dtype=np.float32) if rows else None
+        found: Matrix = (words, None if matrix is None else matrix.reshape(len(rows), -1))
+        if not self.conn.in_transaction:
+            with self._matrices_lock:
+                self._matrices[space] = (stamp, found)
+        return found
+
+    def _file_stamp(self) -> tuple[int, int]:
+        """Changes whenever any connection commits to the file or this one writes."""
+        version = int(self.conn.execute(sql.DATA_VERSION).fetchone()[0])
+        return version, int(self.conn.total_changes)
