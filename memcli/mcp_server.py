@@ -278,12 +278,17 @@ def _add_resources(server: MCPServer, pool: Pool) -> None:
         with pool.memory(space) as mem:
             return json.dumps(provenance(mem, node_id), ensure_ascii=False)
 
-    @server.resource("memcli://stats", mime_type="application/json", name="stats")
+    @server.resource("memcli://stats{?space}", mime_type="application/json", name="space stats")
     @_resource_errors
-    def store_stats() -> str:
-        """Counts and settings of the default space."""
-        with pool.memory() as mem:
+    def space_stats(space: str | None = None) -> str:
+        """Counts and settings of a space (as `memcli inspect`)."""
+        with pool.memory(space) as mem:
             return json.dumps(dict(mem.stats()), ensure_ascii=False)
+
+    @server.resource("memcli://stats", mime_type="application/json", name="stats")
+    def store_stats() -> str:
+        """Counts and settings of the server's space (as `memcli inspect`)."""
+        return space_stats()
 
 
 def serve(cfg: Config, *, http: bool = False, port: int = 8765) -> None:

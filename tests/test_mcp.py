@@ -141,6 +141,23 @@ def test_errors_are_tool_errors_with_the_fix(tmp_path: Path, fake_server: FakeMo
     asyncio.run(scenario())
 
 
+def test_the_stats_resource_takes_a_space_as_the_readme_says(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    config = write_config(tmp_path, fake_server)
+
+    async def scenario() -> None:
+        async with served(config) as client:
+            await call(client, "remember", text="A note at home")
+            await call(client, "remember", text="A note at work", space="work")
+            work = await client.read_resource("memcli://stats?space=work")
+            assert json.loads(work.contents[0].text)["space"] == "work"
+            home = await client.read_resource("memcli://stats")
+            assert json.loads(home.contents[0].text)["nodes"] == {"episode": 1}
+
+    asyncio.run(scenario())
+
+
 def test_answer_uses_the_configured_llm(tmp_path: Path, fake_server: FakeModelServer) -> None:
     config = write_config(tmp_path, fake_server, llm=True)
     chat = write_chat(tmp_path)
