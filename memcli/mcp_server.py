@@ -88,8 +88,9 @@ class Pool:
         return mem
 
     @contextmanager
-    def memory(self, space: str | None = None) -> Iterator[Memory]:
-        """A Memory for one call, in `space` (default: the configured one)."""
+    def memory(self, space: str | None = None, create: bool = False) -> Iterator[Memory]:
+        """A Memory for one call, in `space` (default: the configured one). Unless the call
+        may `create` it, another space the store does not hold is a mistyped name."""
         if space is not None and not space.strip():
             raise UsageError("space must not be empty", fix="leave it out for the default")
         with self._lock:
@@ -99,7 +100,10 @@ class Pool:
                 yield mem
             else:
                 cfg = dataclasses.replace(self.cfg, space=space)
-                yield Memory(cfg, store=mem.store, embedder=self._embedder)
+                other = Memory(cfg, store=mem.store, embedder=self._embedder)
+                if not create:
+                    other.require_space("space")
+                yield other
         finally:
             with self._lock:
                 self._idle.append(mem)
@@ -182,7 +186,7 @@ def _add_memory_tools(server: MCPServer, pool: Pool) -> None:
         """Store one memory (a fact, a decision, something the user said). `role`: who said
         it; `time`: when (ISO date, default now); `source`: a name to forget it by later.
         Returns its node id."""
-        with pool.memory(space) as mem:
+        with pool.memory(space, create=True) as mem:
             report = mem.add(text, role=role, session=session, time=time, source=source)
         return report.to_dict()
 
@@ -219,7 +223,7 @@ def _add_ingest_tool(server: MCPServer, pool: Pool) -> None:
         """Store every turn of a conversation file on this machine (jsonl, chat JSON,
         LoCoMo JSON or a transcript; a relative path is from the server's directory).
         Ingesting the same file again adds nothing."""
-        with pool.memory(space) as mem:
+        with pool.memory(space, create=True) as mem:
             return mem.ingest(path, fmt=format, skip_invalid=skip_invalid).to_dict()
 
 

@@ -141,7 +141,7 @@ def test_errors_are_tool_errors_with_the_fix(tmp_path: Path, fake_server: FakeMo
     asyncio.run(scenario())
 
 
-def test_the_stats_resource_takes_a_space_as_the_readme_says(
+def test_spaces_resources_take_them_and_a_mistyped_one_is_an_error(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
     config = write_config(tmp_path, fake_server)
@@ -154,6 +154,10 @@ def test_the_stats_resource_takes_a_space_as_the_readme_says(
             assert json.loads(work.contents[0].text)["space"] == "work"
             home = await client.read_resource("memcli://stats")
             assert json.loads(home.contents[0].text)["nodes"] == {"episode": 1}
+            for tool, args in [("recall", {"question": "note"}), ("stats", {})]:
+                assert "no space 'wrok'" in await error_of(client, tool, space="wrok", **args)
+            with pytest.raises(Exception, match="no space 'wrok'"):
+                await client.read_resource("memcli://stats?space=wrok")
 
     asyncio.run(scenario())
 

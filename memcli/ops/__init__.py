@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from memcli.config import Config
-from memcli.errors import EmbeddingMismatch, NotFound, UsageError
+from memcli.errors import EmbeddingMismatch, NotFound, UsageError, did_you_mean
 from memcli.llm import ChatModel, Embedder, check_embedding, create_chat, create_embedder
 from memcli.store import Store, open_store
 
@@ -99,6 +99,18 @@ class Memory:
         if discard:
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{self.store.path}{suffix}").unlink(missing_ok=True)
+
+    def require_space(self, option: str = "--space") -> None:
+        """NotFound when the store holds spaces but not this one: a mistyped name (an
+        empty store is an empty result, not an error). `option` names how to choose one."""
+        spaces = self.store.spaces()
+        if not spaces or self.space in spaces:
+            return
+        raise NotFound(
+            f"no space {self.space!r} in this store{did_you_mean(self.space, spaces)}",
+            fix=f"pass {option} one of: {', '.join(spaces)} (`memcli ingest --space NAME` "
+            "creates a space)",
+        )
 
     def _holds_nothing(self) -> bool:
         try:
