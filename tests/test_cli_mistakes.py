@@ -108,3 +108,15 @@ def test_eval_takes_db_and_space_after_the_command(tmp_path: Path, command: str)
     [report] = cli.json(*args, "--db", tmp_path / "unused.db", "--space", "x")
     assert report["results"]["lexical"]["n"] > 0
     assert not (tmp_path / "unused.db").exists()
+
+
+# -- audit ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["inspect", "node", "ep999"], ["prune", "--node", "ep999",
+    "--dry-run"]])  # fmt: skip
+def test_an_unknown_node_id_points_at_the_command_that_lists_ids(
+    cli: Memcli, command: list[str]
+) -> None:
+    stderr = _usage(cli("--space", "work", *command), 4, "no node 'ep999' in space 'work'")
+    assert "memcli list" in stderr.split("fix:")[1]

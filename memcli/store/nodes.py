@@ -133,7 +133,7 @@ class Nodes(FullText, Vectors):
         parsed = parse_node_id(public_id)
         node = self.get_node(parsed[1]) if parsed else None
         if node is None or node.kind != parsed[0] or node.space != space:
-            raise NodeNotFound(public_id)
+            raise NodeNotFound(public_id, space)
         return node
 
     def nodes_by_ids(self, ids: Iterable[int]) -> dict[int, Node]:
