@@ -220,9 +220,9 @@ def _add_ingest_tool(server: MCPServer, pool: Pool) -> None:
     def ingest(
         path: str, format: str | None = None, skip_invalid: bool = False, space: Space = None
     ) -> dict[str, Any]:
-        """Store every turn of a conversation file on this machine (jsonl, chat JSON,
-        LoCoMo JSON or a transcript; a relative path is from the server's directory).
-        Ingesting the same file again adds nothing."""
+        """Store every turn of a conversation file on this machine (`format`: jsonl, chat,
+        locomo, transcript, chatgpt or claude; default: detected). A relative path is from
+        the server's directory. Ingesting the same file again adds nothing."""
         with pool.memory(space, create=True) as mem:
             return mem.ingest(path, fmt=format, skip_invalid=skip_invalid).to_dict()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from memcli.cli.helptext import paragraphs
 
 
@@ -62,3 +64,37 @@ def test_every_surface_names_every_strategy() -> None:
     for surface, text in surfaces.items():
         named = set(re.findall(r"\w+", text or ""))
         assert set(STRATEGY_MODULES) <= named, (surface, set(STRATEGY_MODULES) - named)
+
+
+def test_consolidate_help_names_every_stage_it_skips_without_an_llm() -> None:
+    import typer.main
+
+    from memcli.cli import app
+    from memcli.consolidate.common import LLM_ONLY
+
+    command = typer.main.get_command(app).commands["consolidate"]  # type: ignore[attr-defined]
+    sentence = (command.help or "").split("Without an LLM")[1].split("skipped")[0]
+    assert set(re.findall(r"\w+", sentence)) >= LLM_ONLY, sentence
+
+
+def test_every_surface_names_every_input_format() -> None:
+    """`ingest --format`, the Python API and the MCP ingest tool name all the readers."""
+    import asyncio
+
+    import typer.main
+
+    from memcli import Memory, mcp_server
+    from memcli.cli import app
+    from memcli.readers import FORMATS
+
+    ingest = typer.main.get_command(app).commands["ingest"]  # type: ignore[attr-defined]
+    option = next(p for p in ingest.params if "--format" in p.opts)
+    tools = asyncio.run(mcp_server.build_server(None).list_tools())  # type: ignore[arg-type]
+    surfaces = {
+        "ingest --format": option.help,
+        "Memory.ingest": Memory.ingest.__doc__,
+        "mcp ingest": next(t.description for t in tools if t.name == "ingest"),
+    }
+    for surface, text in surfaces.items():
+        named = set(re.findall(r"\w+", text or ""))
+        assert set(FORMATS) <= named, (surface, set(FORMATS) - named)

@@ -221,8 +221,9 @@ class Memory:
     ) -> IngestReport:
         """Store every turn of conversation files verbatim (`-` reads `stdin`); idempotent.
 
-        `fmt` is jsonl, chat, locomo or transcript (default: detected). Bad records raise
-        InvalidInput and nothing is written, unless `skip_invalid`. See memcli.ops.ingest.
+        `fmt` is jsonl, chat, locomo, transcript, chatgpt or claude (default: detected from
+        the suffix and content). Bad records raise InvalidInput and nothing is written,
+        unless `skip_invalid`. See memcli.ops.ingest.
 
             >>> mem.ingest("chat.jsonl").new
             16
