@@ -46,6 +46,8 @@ def test_the_tour_runs_as_written(
             assert result.stdout.startswith("16 new episodes in 3 sessions")
         if args[:2] == ["list", "--grep"]:
             assert "find a hotel near" in result.stdout
+        if args[0] == "list" and "--limit" in args:  # the comment shows the first line
+            assert result.stdout.startswith("ep16  2024-03-23 11:41"), result.stdout
 
 
 def test_every_command_the_readme_lists_exists() -> None:
