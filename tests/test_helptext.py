@@ -60,6 +60,7 @@ def test_every_surface_names_every_strategy() -> None:
         "ask --help": option.help,
         "Memory.ask": Memory.ask.__doc__,
         "mcp": mcp_field.description,
+        "config.example.yaml": _comment_above("memcli/config.example.yaml", "  strategy:"),
     }
     for surface, text in surfaces.items():
         named = set(re.findall(r"\w+", text or ""))
@@ -98,3 +99,17 @@ def test_every_surface_names_every_input_format() -> None:
     for surface, text in surfaces.items():
         named = set(re.findall(r"\w+", text or ""))
         assert set(FORMATS) <= named, (surface, set(FORMATS) - named)
+
+
+def _comment_above(path: str, key: str) -> str:
+    """The comment lines right above the line that starts with `key` in a YAML file."""
+    from tests.cli_runner import REPO
+
+    lines = (REPO / path).read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(key))
+    above = []
+    for line in reversed(lines[:at]):
+        if not line.strip().startswith("#"):
+            break
+        above.append(line)
+    return "\n".join(reversed(above))
