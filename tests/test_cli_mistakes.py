@@ -120,3 +120,14 @@ def test_an_unknown_node_id_points_at_the_command_that_lists_ids(
 ) -> None:
     stderr = _usage(cli("--space", "work", *command), 4, "no node 'ep999' in space 'work'")
     assert "memcli list" in stderr.split("fix:")[1]
+
+
+def test_a_file_not_one_record_of_which_reads_points_at_the_format(
+    cli: Memcli, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "talk.txt"
+    transcript.write_text("Ann: the tomatoes are ripe\nBob: pick them today\n")
+    stderr = _usage(cli("ingest", "--format", "jsonl", transcript), 4, "talk.txt:1: invalid JSON")
+    fix = stderr.split("fix:")[1]
+    assert "not one record of" in fix and "--format" in fix and "--skip-invalid" not in fix
+    cli.ok("ingest", transcript)  # detected as a transcript, it reads
