@@ -107,6 +107,9 @@ def test_library_errors_are_memcli_errors(no_vectors: Path) -> None:
             mem.node_view("ep99")
         with pytest.raises(memcli.MemcliError):
             mem.recall("x", strategy="nope")
+        for question, k in [("", None), ("  \n", None), ("x", 0), ("x", -5)]:
+            with pytest.raises(UsageError):  # as `memcli ask` refuses them, not a crash
+                mem.recall(question, k=k)
 
 
 def test_ingest_takes_one_path_or_several(no_vectors: Path) -> None:

@@ -121,7 +121,8 @@ def _question(
     item: Any, sessions: dict[str, str], problems: list[str], number: int
 ) -> dict[str, Any] | None:
     """One checked question, or None after noting what is wrong with it."""
-    if not isinstance(item, dict) or not isinstance(item.get("question"), str):
+    asked = item.get("question") if isinstance(item, dict) else None
+    if not isinstance(asked, str) or not asked.strip():
         problems.append(f'question {number}: no "question" text')
         return None
     evidence = item.get("evidence")

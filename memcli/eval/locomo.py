@@ -54,7 +54,8 @@ def questions(sample: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for qa in sample.get("qa", []):
         gold = metrics.gold_refs(qa.get("evidence", []))
-        if qa.get("category") in CATEGORIES and gold and "answer" in qa:
+        asked = str(qa.get("question") or "").strip()
+        if qa.get("category") in CATEGORIES and gold and "answer" in qa and asked:
             out.append({**qa, "gold": gold})
     return out
 
