@@ -70,3 +70,25 @@ def test_the_agent_recipe_runs(
     turn = {"role": "user", "content": "The spare key is under the blue flowerpot."}
     recipe["remember"]("c1", [{**turn, "timestamp": "2024-03-02T09:14:00"}])
     assert "[ep1] user: The spare key is under the blue flowerpot." in recipe["recall"]("key")
+
+
+def test_the_readme_names_every_command_without_the_shared_options_after_it() -> None:
+    import typer.main
+
+    from memcli.cli import app
+
+    def leaves(group: Any, prefix: str = "") -> dict[str, Any]:
+        found = {}
+        for name, sub in getattr(group, "commands", {}).items():
+            found.update(leaves(sub, f"{prefix}{name} ") if hasattr(sub, "commands") else {})
+            if not hasattr(sub, "commands"):
+                found[f"{prefix}{name}"] = sub
+        return found
+
+    claim = section("Commands").split("are also accepted after it")[1].split("\n\n")[0]
+    claim = " ".join(claim.split())
+    for name, command in leaves(typer.main.get_command(app)).items():
+        opts = {opt for param in command.params for opt in param.opts}
+        missing = [opt for opt in ("--db", "--space", "--json") if opt not in opts]
+        if missing:
+            assert f"`{name}`" in claim and all(f"`{o}`" in claim for o in missing), (name, claim)
