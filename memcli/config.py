@@ -248,7 +248,11 @@ def read_yaml(path: Path) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping of keys")
+        raise ConfigError(
+            f"{path}: the top level must be a mapping of keys",
+            fix="write `key: value` lines, a section's keys indented under it "
+            "(config.example.yaml shows every key)",
+        )
     return data
 
 

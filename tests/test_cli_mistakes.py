@@ -131,3 +131,20 @@ def test_a_file_not_one_record_of_which_reads_points_at_the_format(
     fix = stderr.split("fix:")[1]
     assert "not one record of" in fix and "--format" in fix and "--skip-invalid" not in fix
     cli.ok("ingest", transcript)  # detected as a transcript, it reads
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["prune", "--node", "12", "--dry-run"], 2),
+        (["eval", "locomo", "nowhere.json"], 4),
+        (["eval", "chats", "nowhere/"], 4),
+        (["--config", "LIST", "inspect"], 3),
+    ],
+)
+def test_typical_mistakes_get_a_fix_line(
+    cli: Memcli, tmp_path: Path, args: list[str], code: int
+) -> None:
+    listing = tmp_path / "list.yaml"
+    listing.write_text("- retrieval\n- k: 5\n")  # a list, not a mapping of keys
+    _usage(cli(*[str(listing) if a == "LIST" else a for a in args]), code)

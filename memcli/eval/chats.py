@@ -65,7 +65,10 @@ def find_pairs(paths: Sequence[str]) -> list[tuple[Path, Path]]:
                                fix="write the questions with their evidence ids there")  # fmt: skip
             pairs.append((path, questions))
         else:
-            raise NotFound(f"{raw}: no such file or directory")
+            raise NotFound(
+                f"{raw}: no such file or directory",
+                fix="pass a directory of N.jsonl + N.questions.json pairs, or their files",
+            )
     return list(dict.fromkeys(pairs))
 
 

@@ -142,7 +142,10 @@ class Selection:
             parse_date(self.before)
         for value in self.nodes:
             if parse_node_id(value) is None:
-                raise UsageError(f"--node expects an id such as ep12 or fa3, got {value!r}")
+                raise UsageError(
+                    f"--node expects an id such as ep12 or fa3, got {value!r}",
+                    fix="find ids with `memcli list` (`memcli list --grep WORD`)",
+                )
 
     def cutoff(self, now: datetime) -> datetime | None:
         """Episodes strictly older than this are selected (the earlier of the two limits)."""
