@@ -92,3 +92,16 @@ def test_the_readme_names_every_command_without_the_shared_options_after_it() ->
         missing = [opt for opt in ("--db", "--space", "--json") if opt not in opts]
         if missing:
             assert f"`{name}`" in claim and all(f"`{o}`" in claim for o in missing), (name, claim)
+
+
+def test_the_readme_names_every_command_that_creates_a_store(tmp_path: Path) -> None:
+    from tests.reliability import write_config
+
+    claim = section("Commands").split("create a database file")[0].rsplit("\n\n", 1)[1]
+    creators = set(re.findall(r"`([a-z]+)`", claim))
+    cli = Memcli(config=write_config(tmp_path), db=tmp_path / "new.db")
+    cli.ok("add", "The spare key is under the blue flowerpot.")
+    assert (tmp_path / "new.db").is_file() and "add" in creators, claim
+    other = Memcli(config=cli.config, db=tmp_path / "other.db")
+    assert other("add", "").exit_code == 4
+    assert not (tmp_path / "other.db").exists()  # a failed add leaves no file behind
