@@ -148,3 +148,10 @@ def test_typical_mistakes_get_a_fix_line(
     listing = tmp_path / "list.yaml"
     listing.write_text("- retrieval\n- k: 5\n")  # a list, not a mapping of keys
     _usage(cli(*[str(listing) if a == "LIST" else a for a in args]), code)
+
+
+@pytest.mark.parametrize("typed", ["[ep5]", " EP5 "])
+def test_an_id_pasted_from_the_packed_context_is_read(cli: Memcli, typed: str) -> None:
+    assert cli.json("inspect", "node", typed)[0]["node_id"] == "ep5"
+    [preview] = cli.json("prune", "--node", typed, "--dry-run")
+    assert preview["removed"] == {"episode": 1}

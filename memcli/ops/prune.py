@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from memcli.dates import as_utc, parse_iso
 from memcli.errors import DatabaseError, NotFound, UsageError
-from memcli.models import KIND_PREFIX, PruneReport, node_public_id, parse_node_id
+from memcli.models import KIND_PREFIX, PruneReport, node_public_id, parse_node_id, typed_node_id
 from memcli.text import one_line, truncate
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ class Selection:
         if self.before is not None:
             parse_date(self.before)
         for value in self.nodes:
-            if parse_node_id(value) is None:
+            if parse_node_id(typed_node_id(value)) is None:
                 raise UsageError(
                     f"--node expects an id such as ep12 or fa3, got {value!r}",
                     fix="find ids with `memcli list` (`memcli list --grep WORD`)",
