@@ -101,8 +101,9 @@ def test_library_errors_are_memcli_errors(no_vectors: Path) -> None:
         with pytest.raises(UsageError, match="--time"):
             mem.add("x", time="not a date")
         mem.add("something to find")
-        with pytest.raises(LLMNotConfigured):
+        with pytest.raises(LLMNotConfigured) as no_llm:
             mem.ask("what?")
+        assert "Memory.recall" in (no_llm.value.fix or "")  # not only the CLI's flag
         with pytest.raises(NodeNotFound):
             mem.node_view("ep99")
         with pytest.raises(memcli.MemcliError):

@@ -26,7 +26,8 @@ def _require_chat(mem: Memory) -> ChatModel:
         raise LLMNotConfigured(
             "answering needs an LLM, and llm.provider is 'none'",
             fix="set llm.provider (ollama or openai) and llm.model in the config or "
-            "MEMCLI_LLM_PROVIDER/MEMCLI_LLM_MODEL, or use --context-only for the packed memory",
+            "MEMCLI_LLM_PROVIDER/MEMCLI_LLM_MODEL, or use --context-only (in Python, "
+            "Memory.recall) for the packed memory",
         )
     return mem.chat
 
