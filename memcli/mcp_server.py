@@ -19,6 +19,7 @@ import dataclasses
 import functools
 import json
 import logging
+import socket
 import threading
 import traceback
 from collections.abc import Callable, Iterator
@@ -30,7 +31,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
 from memcli.config import Config
-from memcli.errors import LLMNotConfigured, MemcliError, UsageError
+from memcli.errors import ConfigError, LLMNotConfigured, MemcliError, UsageError
 from memcli.ops import Memory
 from memcli.ops.prune import Selection
 
@@ -295,9 +296,24 @@ def _add_resources(server: MCPServer, pool: Pool) -> None:
         return space_stats()
 
 
+def check_port(port: int) -> None:
+    """ConfigError when `port` on HTTP_HOST cannot be listened on (another server has it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((HTTP_HOST, port))
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot serve on {HTTP_HOST}:{port}: {exc.strerror or exc}",
+                fix="pass another --port, or stop the program that listens on this one",
+            ) from None
+
+
 def serve(cfg: Config, *, http: bool = False, port: int = 8765) -> None:
     """Warm up, then serve over stdio (or streamable HTTP on 127.0.0.1:`port`) until the
     client goes away."""
+    if http:
+        check_port(port)  # before the model loads, and with memcli's own error
     pool = Pool(cfg)
     try:
         server = build_server(pool)

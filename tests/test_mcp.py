@@ -261,3 +261,19 @@ def test_recall_follows_a_prune_by_another_process(
             assert "[ep4]" not in found["context"] and found["hits"]
 
     asyncio.run(scenario())
+
+
+def test_a_port_in_use_is_a_memcli_error_before_anything_loads(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    from tests.cli_runner import Memcli
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = Memcli(config=write_config(tmp_path, fake_server))("mcp", "--http", "--port", port)
+    assert result.exit_code == 3 and result.stdout == ""
+    assert result.stderr.startswith(f"memcli: error: cannot serve on 127.0.0.1:{port}: ")
+    assert "\n  fix: pass another --port" in result.stderr and "serving" not in result.stderr
+    assert fake_server.requests == []  # the embedding model was never asked for
