@@ -93,6 +93,9 @@ def test_library_errors_are_memcli_errors(no_vectors: Path) -> None:
     with pytest.raises(NotFound):
         memcli.Memory.open("missing.db", create=False)
     assert not (no_vectors / "missing.db").exists()
+    with pytest.raises(NotFound), memcli.Memory.open("new.db") as fresh:
+        fresh.ingest("no-such-chat.jsonl")
+    assert not (no_vectors / "new.db").exists()  # as the CLI: a failed ingest leaves no file
     with pytest.raises(UsageError):
         memcli.Memory.open("m.db", space=" ")
     with memcli.Memory.open("m.db") as mem:

@@ -121,8 +121,8 @@ class Memory:
     def __enter__(self) -> Memory:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.close(failed=exc_type is not None)  # a failed first write leaves no empty file
 
     # -- models ------------------------------------------------------------------
 
