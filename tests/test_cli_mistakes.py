@@ -155,3 +155,10 @@ def test_an_id_pasted_from_the_packed_context_is_read(cli: Memcli, typed: str) -
     assert cli.json("inspect", "node", typed)[0]["node_id"] == "ep5"
     [preview] = cli.json("prune", "--node", typed, "--dry-run")
     assert preview["removed"] == {"episode": 1}
+
+
+def test_counts_of_one_are_singular(cli: Memcli, tmp_path: Path) -> None:
+    assert "sources   1 source, 3 sessions\n" in cli.ok("inspect").stdout
+    bad = tmp_path / "one-bad.jsonl"
+    bad.write_text('{"content": "kept"}\nnot json\n')
+    assert ", 1 invalid record skipped (" in cli.ok("ingest", "--skip-invalid", bad).stdout
