@@ -55,7 +55,12 @@ NO_LLM_FIX = (
 )
 
 Space = Annotated[str | None, Field(description="Memory space (default: the server's).")]
-K = Annotated[int | None, Field(ge=1, le=200, description="Hits to return (default 10).")]
+K = Annotated[
+    int | None,
+    Field(
+        ge=1, le=200, description="Hits to return (default: retrieval.k of the server's config)."
+    ),
+]
 Strategy = Annotated[
     str | None,
     Field(

@@ -78,6 +78,15 @@ def test_consolidate_help_names_every_stage_it_skips_without_an_llm() -> None:
     assert set(re.findall(r"\w+", sentence)) >= LLM_ONLY, sentence
 
 
+def test_the_mcp_k_default_is_the_configured_one() -> None:
+    import typing
+
+    from memcli import mcp_server
+
+    description = typing.get_args(mcp_server.K)[1].description
+    assert "retrieval.k" in description and "10" not in description, description
+
+
 def test_every_surface_names_every_input_format() -> None:
     """`ingest --format`, the Python API and the MCP ingest tool name all the readers."""
     import asyncio
