@@ -162,3 +162,18 @@ def test_counts_of_one_are_singular(cli: Memcli, tmp_path: Path) -> None:
     bad = tmp_path / "one-bad.jsonl"
     bad.write_text('{"content": "kept"}\nnot json\n')
     assert ", 1 invalid record skipped (" in cli.ok("ingest", "--skip-invalid", bad).stdout
+
+
+def test_a_log_ingested_again_after_it_grew_is_forgotten_by_every_version(
+    cli: Memcli, tmp_path: Path
+) -> None:
+    log = tmp_path / "grow.jsonl"
+    log.write_text('{"session": "g", "content": "first turn of the log"}\n')
+    cli.ok("--space", "log", "ingest", log)
+    with log.open("a") as fh:
+        fh.write('{"session": "g", "content": "a turn added later"}\n')
+    cli.ok("--space", "log", "ingest", log)
+    stderr = _usage(cli("--space", "log", "prune", "--source", log, "--dry-run"), 4)
+    every = stderr.split("all of them (")[1].split(")")[0].split()  # the fix's own options
+    [preview] = cli.json("--space", "log", "prune", *every, "--dry-run")
+    assert preview["removed"] == {"episode": 2}

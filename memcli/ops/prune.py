@@ -196,15 +196,22 @@ def match_sources(store: Store, space: str, specs: tuple[str, ...]) -> set[int]:
             or (len(wanted) >= SHA_PREFIX_MIN and r["sha256"].startswith(wanted))
         ]
         if len(hits) != 1:
-            listed = "\n".join(f"  {r['sha256'][:12]}  {r['path']}" for r in (hits or rows)[:10])
-            what = "matches several sources" if hits else f"matches no source in space {space!r}"
-            raise NotFound(
-                f"--source {spec!r} {what}" + (f"; candidates:\n{listed}" if listed else ""),
-                fix="pass the path as ingested, a file with the same content, or a sha256 "
-                "prefix of at least 8 characters",
-            )
+            raise _unmatched_source(spec, hits, rows, space)
         chosen.add(hits[0]["id"])
     return chosen
+
+
+def _unmatched_source(spec: str, hits: list[Any], rows: list[Any], space: str) -> NotFound:
+    """NotFound for a --source naming no source or several, with the candidates."""
+    listed = "\n".join(f"  {r['sha256'][:12]}  {r['path']}" for r in (hits or rows)[:10])
+    what = "matches several sources" if hits else f"matches no source in space {space!r}"
+    fix = "pass the path as ingested, a file with the same content, or a sha256 prefix (8+)"
+    if hits:  # e.g. a log ingested again after it grew: every version is a source
+        every = " ".join(f"--source {r['sha256'][:SHA_PREFIX_MIN]}" for r in hits[:10])
+        fix = f"pass one sha256 prefix, or all of them ({every})"
+    return NotFound(
+        f"--source {spec!r} {what}" + (f"; candidates:\n{listed}" if listed else ""), fix=fix
+    )
 
 
 def _selected_episodes(
