@@ -229,6 +229,12 @@ def _add_ingest_tool(server: MCPServer, pool: Pool) -> None:
         """Store every turn of a conversation file on this machine (`format`: jsonl, chat,
         locomo, transcript, chatgpt or claude; default: detected). A relative path is from
         the server's directory. Ingesting the same file again adds nothing."""
+        if path.strip() == "-":  # the server's stdin is the MCP stream, or a terminal
+            raise UsageError(
+                "the ingest tool reads a file on the server's machine; '-' (stdin) is not "
+                "available over MCP",
+                fix="pass the file's path, or store text with the remember tool",
+            )
         with pool.memory(space, create=True) as mem:
             return mem.ingest(path, fmt=format, skip_invalid=skip_invalid).to_dict()
 

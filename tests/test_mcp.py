@@ -134,6 +134,7 @@ def test_errors_are_tool_errors_with_the_fix(tmp_path: Path, fake_server: FakeMo
             assert "no such file" in await error_of(
                 client, "ingest", path=str(tmp_path / "missing.jsonl")
             )
+            assert "remember" in await error_of(client, "ingest", path="-")  # stdin is MCP's
             assert (await call(client, "recall", question="A note"))["hits"]  # still serving
             with pytest.raises(Exception, match="ep99"):
                 await client.read_resource("memcli://node/ep99")
