@@ -126,6 +126,11 @@ def _message(error: Mapping[str, Any], where: str, env_var: str | None) -> Confi
         return _out_of_range(loc, value, env_var or where)
     if error["type"] == "literal_error":
         return _not_a_choice(loc, value, env_var)
+    if error["type"] == "string_pattern_mismatch":  # a blank name
+        key = ".".join(map(str, loc))
+        fix = f"set {key} to a name in {where}, or remove it for the default"
+        fix = f"unset {env_var}, or set it to a name" if env_var else fix
+        return ConfigError(f"{key} must not be blank, got {value!r}", fix=fix)
     kind = _type_name(typing.get_type_hints(_owner(loc))[loc[-1]])
     words = _KIND_WORDS.get(kind, f"a {kind}")
     if env_var:

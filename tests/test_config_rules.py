@@ -118,3 +118,14 @@ def test_a_bad_file_value_says_what_to_change_in_which_file(tmp_path: Path) -> N
         with pytest.raises(ConfigError) as info:
             load_config(str(file), env={"MEMCLI_RETRIEVAL_POOL": "80"})
         assert info.value.fix == fix
+
+
+@pytest.mark.parametrize(("text", "env"), [("space: ''\n", {}), ("", {"MEMCLI_SPACE": " "})])
+def test_a_blank_space_is_a_config_error_not_a_space_no_flag_can_name(
+    tmp_path: Path, text: str, env: dict[str, str]
+) -> None:
+    file = tmp_path / "c.yaml"
+    file.write_text(text)
+    with pytest.raises(ConfigError, match="space must not be blank") as info:
+        load_config(str(file), env=env)
+    assert ("MEMCLI_SPACE" in (info.value.fix or "")) == bool(env)
