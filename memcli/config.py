@@ -83,19 +83,28 @@ def _bounds(cls: type, name: str) -> tuple[float | None, float | None]:
     return ge, le
 
 
-def _out_of_range(loc: tuple[Any, ...], value: Any) -> ConfigError:
-    """`retrieval.k must be at least 1, got 0` / `... must be in [0, 1], got 2.0`."""
+def _out_of_range(loc: tuple[Any, ...], value: Any, where: str) -> ConfigError:
+    """`retrieval.k must be at least 1, got 0` / `... must be in [0, 1], got 2.0`, with a
+    fix naming where the value was set (`where`: the file, or a MEMCLI_* variable)."""
     cls, name = _owner(loc), loc[-1]
     typ = typing.get_type_hints(cls)[name]
     shown = TypeAdapter(typ).validate_python(value)  # as converted: 0 -> 0.0 for a float
     ge, le = _bounds(cls, name)
     rule = f"in [{ge:g}, {le:g}]" if le is not None else f"at least {ge:g}"
-    return ConfigError(f"{'.'.join(map(str, loc))} must be {rule}, got {shown}")
+    key = ".".join(map(str, loc))
+    fix = (
+        f"set {where} to a value {rule}, or unset it"
+        if where.startswith(ENV_PREFIX)
+        else f"set {key} to a value {rule} in {where}"
+    )
+    return ConfigError(f"{key} must be {rule}, got {shown}", fix=fix)
 
 
 _UNKNOWN = ("unexpected_keyword_argument", "extra_forbidden", "invalid_key")
 _NOT_MAPPING = ("dataclass_type", "dataclass_args_type", "model_type")
 _RANGE = ("greater_than_equal", "less_than_equal")
+_ABSENT = object()
+_KIND_WORDS = {"int": "a whole number", "float": "a number", "bool": "true or false", "str": "text"}
 
 
 def _rank(error: Mapping[str, Any]) -> int:
@@ -104,8 +113,9 @@ def _rank(error: Mapping[str, Any]) -> int:
     return 0 if kind in _UNKNOWN else 1 if kind in _NOT_MAPPING else 3 if kind in _RANGE else 2
 
 
-def _message(error: Mapping[str, Any], where: str) -> ConfigError:
-    """One pydantic error as the ConfigError a person reads."""
+def _message(error: Mapping[str, Any], where: str, env_var: str | None) -> ConfigError:
+    """One pydantic error as the ConfigError a person reads; `env_var` is the MEMCLI_*
+    variable that gave the bad value, when the environment did (not the file `where`)."""
     loc, value = tuple(error["loc"]), error["input"]
     path = ".".join([where, *map(str, loc[:-1])])
     if error["type"] in _UNKNOWN:
@@ -113,32 +123,58 @@ def _message(error: Mapping[str, Any], where: str) -> ConfigError:
     if error["type"] in _NOT_MAPPING:
         return ConfigError(f"{path}.{loc[-1]}: expected a mapping, got {value!r}")
     if error["type"] in _RANGE:
-        return _out_of_range(loc, value)
+        return _out_of_range(loc, value, env_var or where)
     if error["type"] == "literal_error":
-        return _not_a_choice(loc, value)
-    typ = typing.get_type_hints(_owner(loc))[loc[-1]]
-    return ConfigError(f"{path}.{loc[-1]}: expected {_type_name(typ)}, got {value!r}")
+        return _not_a_choice(loc, value, env_var)
+    if error["type"] == "string_pattern_mismatch":  # a blank name
+        key = ".".join(map(str, loc))
+        fix = f"set {key} to a name in {where}, or remove it for the default"
+        fix = f"unset {env_var}, or set it to a name" if env_var else fix
+        return ConfigError(f"{key} must not be blank, got {value!r}", fix=fix)
+    kind = _type_name(typing.get_type_hints(_owner(loc))[loc[-1]])
+    words = _KIND_WORDS.get(kind, f"a {kind}")
+    if env_var:
+        fix = f"set {env_var} to {words}, or unset it"
+        return ConfigError(f"{env_var}: expected {kind}, got {value!r}", fix=fix)
+    fix = f"set {'.'.join(map(str, loc))} to {words} in {where}"
+    return ConfigError(f"{path}.{loc[-1]}: expected {kind}, got {value!r}", fix=fix)
 
 
-def _not_a_choice(loc: tuple[Any, ...], value: Any) -> ConfigError:
+def _not_a_choice(loc: tuple[Any, ...], value: Any, env_var: str | None) -> ConfigError:
     """A setting outside its fixed set of values, listing them."""
     name = ".".join(map(str, loc))
     choices = typing.get_args(typing.get_type_hints(_owner(loc))[loc[-1]])
     listed = ", ".join(choices)
     return ConfigError(
-        f"{name} must be one of {listed}, got {value!r}", fix=f"set {name} to one of: {listed}"
+        f"{name} must be one of {listed}, got {value!r}",
+        fix=f"set {env_var or name} to one of: {listed}",
     )
 
 
-def _validate(data: Mapping[str, Any], where: str) -> Config:
-    """Settings from nested plain data, or the ConfigError of the first problem found."""
+def _env_var(loc: tuple[Any, ...], given: list[tuple[str, dict[str, Any]]]) -> str | None:
+    """The MEMCLI_* variable behind the value at `loc`, when the strongest source that
+    sets it is the environment."""
+    for source, layer in reversed(given):
+        node: Any = layer
+        for part in loc:
+            node = node.get(part, _ABSENT) if isinstance(node, Mapping) else _ABSENT
+        if node is not _ABSENT:
+            return ENV_PREFIX + "_".join(map(str, loc)).upper() if source == "env" else None
+    return None
+
+
+def _validate(
+    data: Mapping[str, Any], where: str, given: list[tuple[str, dict[str, Any]]] | None = None
+) -> Config:
+    """Settings from nested plain data, or the ConfigError of the first problem found.
+    `given`: the sources merged into `data` (see `layers`), to name the one at fault."""
     if _NOT_A_KEY in data:
         raise _unknown_key(_NOT_A_KEY, _keys(Config), where)
     try:
         return TypeAdapter(Config).validate_python(data)
     except ValidationError as exc:
         first = min(exc.errors(), key=_rank)
-        raise _message(first, where) from None
+        raise _message(first, where, _env_var(tuple(first["loc"]), given or [])) from None
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -217,7 +253,11 @@ def read_yaml(path: Path) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping of keys")
+        raise ConfigError(
+            f"{path}: the top level must be a mapping of keys",
+            fix="write `key: value` lines, a section's keys indented under it "
+            "(config.example.yaml shows every key)",
+        )
     return data
 
 
@@ -248,7 +288,7 @@ def load_config(
     merged: dict[str, Any] = {}
     for _, layer in given:
         merged = _merge(merged, layer)
-    cfg = _validate(merged, str(path) if path else "config")
+    cfg = _validate(merged, str(path) if path else "config", given)
     return dataclasses.replace(cfg, source_file=str(path) if path else None)
 
 

@@ -29,6 +29,7 @@ Amount = Annotated[int, Field(ge=0)]  # zero or more
 Weight = Annotated[float, Field(ge=0)]
 Share = Annotated[float, Field(ge=0, le=1)]
 Seconds = Annotated[float, Field(ge=0.001)]
+Name = Annotated[str, Field(pattern=r"\S")]  # not blank: '' would be a space no flag can name
 
 
 def _null_word(value: Any) -> Any:
@@ -167,7 +168,7 @@ class ConsolidationConfig:
 @dataclass(frozen=True, config=_RULES)
 class Config:
     db: MaybeText = None  # None = default_db_path()
-    space: str = "default"
+    space: Name = "default"
     prompts_dir: MaybeText = None  # a directory whose prompt files override the built-in ones
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)

@@ -54,10 +54,12 @@ class NotFound(MemcliError):
 
 
 class NodeNotFound(NotFound):
-    def __init__(self, node_id: str) -> None:
+    def __init__(self, node_id: str, space: str | None = None) -> None:
+        where = f"space {space!r}" if space is not None else "this space"
         super().__init__(
-            f"no node {node_id!r} in this space",
-            fix="list nodes with `memcli inspect`, or pass --space",
+            f"no node {node_id!r} in {where}",
+            fix="find ids with `memcli list` (`memcli list --grep WORD` searches the text), "
+            "or pass --space",
         )
 
 

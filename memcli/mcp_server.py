@@ -19,6 +19,7 @@ import dataclasses
 import functools
 import json
 import logging
+import socket
 import threading
 import traceback
 from collections.abc import Callable, Iterator
@@ -30,7 +31,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
 from memcli.config import Config
-from memcli.errors import LLMNotConfigured, MemcliError, UsageError
+from memcli.errors import ConfigError, LLMNotConfigured, MemcliError, UsageError
 from memcli.ops import Memory
 from memcli.ops.prune import Selection
 
@@ -54,7 +55,12 @@ NO_LLM_FIX = (
 )
 
 Space = Annotated[str | None, Field(description="Memory space (default: the server's).")]
-K = Annotated[int | None, Field(ge=1, le=200, description="Hits to return (default 10).")]
+K = Annotated[
+    int | None,
+    Field(
+        ge=1, le=200, description="Hits to return (default: retrieval.k of the server's config)."
+    ),
+]
 Strategy = Annotated[
     str | None,
     Field(
@@ -88,8 +94,9 @@ class Pool:
         return mem
 
     @contextmanager
-    def memory(self, space: str | None = None) -> Iterator[Memory]:
-        """A Memory for one call, in `space` (default: the configured one)."""
+    def memory(self, space: str | None = None, create: bool = False) -> Iterator[Memory]:
+        """A Memory for one call, in `space` (default: the configured one). Unless the call
+        may `create` it, another space the store does not hold is a mistyped name."""
         if space is not None and not space.strip():
             raise UsageError("space must not be empty", fix="leave it out for the default")
         with self._lock:
@@ -99,7 +106,10 @@ class Pool:
                 yield mem
             else:
                 cfg = dataclasses.replace(self.cfg, space=space)
-                yield Memory(cfg, store=mem.store, embedder=self._embedder)
+                other = Memory(cfg, store=mem.store, embedder=self._embedder)
+                if not create:
+                    other.require_space("space")
+                yield other
         finally:
             with self._lock:
                 self._idle.append(mem)
@@ -182,7 +192,7 @@ def _add_memory_tools(server: MCPServer, pool: Pool) -> None:
         """Store one memory (a fact, a decision, something the user said). `role`: who said
         it; `time`: when (ISO date, default now); `source`: a name to forget it by later.
         Returns its node id."""
-        with pool.memory(space) as mem:
+        with pool.memory(space, create=True) as mem:
             report = mem.add(text, role=role, session=session, time=time, source=source)
         return report.to_dict()
 
@@ -216,10 +226,16 @@ def _add_ingest_tool(server: MCPServer, pool: Pool) -> None:
     def ingest(
         path: str, format: str | None = None, skip_invalid: bool = False, space: Space = None
     ) -> dict[str, Any]:
-        """Store every turn of a conversation file on this machine (jsonl, chat JSON,
-        LoCoMo JSON or a transcript; a relative path is from the server's directory).
-        Ingesting the same file again adds nothing."""
-        with pool.memory(space) as mem:
+        """Store every turn of a conversation file on this machine (`format`: jsonl, chat,
+        locomo, transcript, chatgpt or claude; default: detected). A relative path is from
+        the server's directory. Ingesting the same file again adds nothing."""
+        if path.strip() == "-":  # the server's stdin is the MCP stream, or a terminal
+            raise UsageError(
+                "the ingest tool reads a file on the server's machine; '-' (stdin) is not "
+                "available over MCP",
+                fix="pass the file's path, or store text with the remember tool",
+            )
+        with pool.memory(space, create=True) as mem:
             return mem.ingest(path, fmt=format, skip_invalid=skip_invalid).to_dict()
 
 
@@ -278,17 +294,37 @@ def _add_resources(server: MCPServer, pool: Pool) -> None:
         with pool.memory(space) as mem:
             return json.dumps(provenance(mem, node_id), ensure_ascii=False)
 
-    @server.resource("memcli://stats", mime_type="application/json", name="stats")
+    @server.resource("memcli://stats{?space}", mime_type="application/json", name="space stats")
     @_resource_errors
-    def store_stats() -> str:
-        """Counts and settings of the default space."""
-        with pool.memory() as mem:
+    def space_stats(space: str | None = None) -> str:
+        """Counts and settings of a space (as `memcli inspect`)."""
+        with pool.memory(space) as mem:
             return json.dumps(dict(mem.stats()), ensure_ascii=False)
+
+    @server.resource("memcli://stats", mime_type="application/json", name="stats")
+    def store_stats() -> str:
+        """Counts and settings of the server's space (as `memcli inspect`)."""
+        return space_stats()
+
+
+def check_port(port: int) -> None:
+    """ConfigError when `port` on HTTP_HOST cannot be listened on (another server has it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((HTTP_HOST, port))
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot serve on {HTTP_HOST}:{port}: {exc.strerror or exc}",
+                fix="pass another --port, or stop the program that listens on this one",
+            ) from None
 
 
 def serve(cfg: Config, *, http: bool = False, port: int = 8765) -> None:
     """Warm up, then serve over stdio (or streamable HTTP on 127.0.0.1:`port`) until the
     client goes away."""
+    if http:
+        check_port(port)  # before the model loads, and with memcli's own error
     pool = Pool(cfg)
     try:
         server = build_server(pool)

@@ -44,6 +44,12 @@ def parse_node_id(node_id: str) -> tuple[str, int] | None:
     return PREFIX_KIND[prefix], int(digits)
 
 
+def typed_node_id(text: str) -> str:
+    """A node id as a person may paste it from packed context (`[ep12]`, ` EP12 `), in its
+    stored form (`ep12`)."""
+    return text.strip().strip("[]").strip().lower()
+
+
 def embedding_text(text: str, speaker: str | None) -> str:
     """What gets embedded for a node: a turn's speaker helps questions about a person."""
     return f"{speaker}: {text}" if speaker else text

@@ -22,7 +22,14 @@ DATA_CLOSE = "</memory_data>"
 def load(name: str, prompts_dir: str | None = None) -> str:
     """The text of prompt `name`, from `prompts_dir` when it has one, else the built-in."""
     if prompts_dir:
-        override = Path(prompts_dir).expanduser() / f"{name}.md"
+        folder = Path(prompts_dir).expanduser()
+        if not folder.is_dir():  # a mistyped path would silently send the built-in prompts
+            raise ConfigError(
+                f"prompts_dir {prompts_dir} is not a directory",
+                fix="point prompts_dir at a directory of prompt files named as in memcli's "
+                "prompts/ (answer.md, facts.md …), or set it to null",
+            )
+        override = folder / f"{name}.md"
         if override.is_file():
             return override.read_text(encoding="utf-8")
     try:

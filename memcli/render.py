@@ -39,7 +39,7 @@ def ingest(out: Output, report: IngestReport) -> None:
     if report.skipped:
         line += f", {report.skipped} already stored"
     if report.invalid:
-        line += f", {report.invalid} invalid records skipped"
+        line += f", {report.invalid} invalid {noun(report.invalid, 'record')} skipped"
     line += f" ({files} {noun(files, 'file')}, {report.seconds:.1f} s)"
     out.text(line)
 
@@ -105,11 +105,11 @@ def stats(out: Output, stats: dict[str, Any]) -> None:
     if out.json:
         out.record(stats)
         return
-    emb = stats["embedding"]
+    emb, sources, sessions = stats["embedding"], stats["sources"], stats["sessions"]
     out.text(
         f"database  {stats['db']} ({stats['bytes']:,} bytes)\n"
         f"space     {stats['space']} (all spaces: {', '.join(stats['spaces']) or '-'})\n"
-        f"sources   {stats['sources']} files, {stats['sessions']} sessions\n"
+        f"sources   {sources} {noun(sources, 'source')}, {sessions} {noun(sessions, 'session')}\n"
         f"embedding {emb['provider']}"
         + (f" {emb['model']}" if emb["model"] else "")
         + (f" ({emb['dim']} dims)" if emb["dim"] else "")

@@ -93,6 +93,9 @@ def test_library_errors_are_memcli_errors(no_vectors: Path) -> None:
     with pytest.raises(NotFound):
         memcli.Memory.open("missing.db", create=False)
     assert not (no_vectors / "missing.db").exists()
+    with pytest.raises(NotFound), memcli.Memory.open("new.db") as fresh:
+        fresh.ingest("no-such-chat.jsonl")
+    assert not (no_vectors / "new.db").exists()  # as the CLI: a failed ingest leaves no file
     with pytest.raises(UsageError):
         memcli.Memory.open("m.db", space=" ")
     with memcli.Memory.open("m.db") as mem:
@@ -101,12 +104,16 @@ def test_library_errors_are_memcli_errors(no_vectors: Path) -> None:
         with pytest.raises(UsageError, match="--time"):
             mem.add("x", time="not a date")
         mem.add("something to find")
-        with pytest.raises(LLMNotConfigured):
+        with pytest.raises(LLMNotConfigured) as no_llm:
             mem.ask("what?")
+        assert "Memory.recall" in (no_llm.value.fix or "")  # not only the CLI's flag
         with pytest.raises(NodeNotFound):
             mem.node_view("ep99")
         with pytest.raises(memcli.MemcliError):
             mem.recall("x", strategy="nope")
+        for question, k in [("", None), ("  \n", None), ("x", 0), ("x", -5)]:
+            with pytest.raises(UsageError):  # as `memcli ask` refuses them, not a crash
+                mem.recall(question, k=k)
 
 
 def test_ingest_takes_one_path_or_several(no_vectors: Path) -> None:

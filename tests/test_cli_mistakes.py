@@ -108,3 +108,72 @@ def test_eval_takes_db_and_space_after_the_command(tmp_path: Path, command: str)
     [report] = cli.json(*args, "--db", tmp_path / "unused.db", "--space", "x")
     assert report["results"]["lexical"]["n"] > 0
     assert not (tmp_path / "unused.db").exists()
+
+
+# -- audit ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["inspect", "node", "ep999"], ["prune", "--node", "ep999",
+    "--dry-run"]])  # fmt: skip
+def test_an_unknown_node_id_points_at_the_command_that_lists_ids(
+    cli: Memcli, command: list[str]
+) -> None:
+    stderr = _usage(cli("--space", "work", *command), 4, "no node 'ep999' in space 'work'")
+    assert "memcli list" in stderr.split("fix:")[1]
+
+
+def test_a_file_not_one_record_of_which_reads_points_at_the_format(
+    cli: Memcli, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "talk.txt"
+    transcript.write_text("Ann: the tomatoes are ripe\nBob: pick them today\n")
+    stderr = _usage(cli("ingest", "--format", "jsonl", transcript), 4, "talk.txt:1: invalid JSON")
+    fix = stderr.split("fix:")[1]
+    assert "not one record of" in fix and "--format" in fix and "--skip-invalid" not in fix
+    cli.ok("ingest", transcript)  # detected as a transcript, it reads
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["prune", "--node", "12", "--dry-run"], 2),
+        (["eval", "locomo", "nowhere.json"], 4),
+        (["eval", "chats", "nowhere/"], 4),
+        (["--config", "LIST", "inspect"], 3),
+    ],
+)
+def test_typical_mistakes_get_a_fix_line(
+    cli: Memcli, tmp_path: Path, args: list[str], code: int
+) -> None:
+    listing = tmp_path / "list.yaml"
+    listing.write_text("- retrieval\n- k: 5\n")  # a list, not a mapping of keys
+    _usage(cli(*[str(listing) if a == "LIST" else a for a in args]), code)
+
+
+@pytest.mark.parametrize("typed", ["[ep5]", " EP5 "])
+def test_an_id_pasted_from_the_packed_context_is_read(cli: Memcli, typed: str) -> None:
+    assert cli.json("inspect", "node", typed)[0]["node_id"] == "ep5"
+    [preview] = cli.json("prune", "--node", typed, "--dry-run")
+    assert preview["removed"] == {"episode": 1}
+
+
+def test_counts_of_one_are_singular(cli: Memcli, tmp_path: Path) -> None:
+    assert "sources   1 source, 3 sessions\n" in cli.ok("inspect").stdout
+    bad = tmp_path / "one-bad.jsonl"
+    bad.write_text('{"content": "kept"}\nnot json\n')
+    assert ", 1 invalid record skipped (" in cli.ok("ingest", "--skip-invalid", bad).stdout
+
+
+def test_a_log_ingested_again_after_it_grew_is_forgotten_by_every_version(
+    cli: Memcli, tmp_path: Path
+) -> None:
+    log = tmp_path / "grow.jsonl"
+    log.write_text('{"session": "g", "content": "first turn of the log"}\n')
+    cli.ok("--space", "log", "ingest", log)
+    with log.open("a") as fh:
+        fh.write('{"session": "g", "content": "a turn added later"}\n')
+    cli.ok("--space", "log", "ingest", log)
+    stderr = _usage(cli("--space", "log", "prune", "--source", log, "--dry-run"), 4)
+    every = stderr.split("all of them (")[1].split(")")[0].split()  # the fix's own options
+    [preview] = cli.json("--space", "log", "prune", *every, "--dry-run")
+    assert preview["removed"] == {"episode": 2}

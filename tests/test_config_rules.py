@@ -76,3 +76,56 @@ def test_settings_are_frozen_and_replace_checks_the_rules() -> None:
     with pytest.raises(ValueError):
         dataclasses.replace(cfg.retrieval, k=0)
     assert dataclasses.replace(cfg.retrieval, k=3) == RetrievalConfig(k=3)
+
+
+@pytest.mark.parametrize(
+    ("env", "message", "fix"),
+    [
+        (
+            {"MEMCLI_RETRIEVAL_K": "abc"},
+            "MEMCLI_RETRIEVAL_K: expected int, got 'abc'",
+            "set MEMCLI_RETRIEVAL_K to a whole number, or unset it",
+        ),
+        (
+            {"MEMCLI_RETRIEVAL_K": "0"},
+            "retrieval.k must be at least 1, got 0",
+            "set MEMCLI_RETRIEVAL_K to a value at least 1, or unset it",
+        ),
+        (
+            {"MEMCLI_EMBEDDING_BACKEND": "x"},
+            "embedding.backend must be one of onnx, sentence-transformers, got 'x'",
+            "set MEMCLI_EMBEDDING_BACKEND to one of: onnx, sentence-transformers",
+        ),
+    ],
+)
+def test_a_bad_environment_value_is_blamed_on_its_variable_not_the_file(
+    tmp_path: Path, env: dict[str, str], message: str, fix: str
+) -> None:
+    file = tmp_path / "c.yaml"
+    file.write_text("retrieval:\n  k: 5\n")  # the file is fine: the variable overrides it
+    with pytest.raises(ConfigError) as info:
+        load_config(str(file), env=env)
+    assert (info.value.message, info.value.fix) == (message, fix)
+
+
+def test_a_bad_file_value_says_what_to_change_in_which_file(tmp_path: Path) -> None:
+    file = tmp_path / "c.yaml"
+    for text, fix in [
+        ("retrieval:\n  k: 0\n", f"set retrieval.k to a value at least 1 in {file}"),
+        ("retrieval:\n  k: many\n", f"set retrieval.k to a whole number in {file}"),
+    ]:
+        file.write_text(text)
+        with pytest.raises(ConfigError) as info:
+            load_config(str(file), env={"MEMCLI_RETRIEVAL_POOL": "80"})
+        assert info.value.fix == fix
+
+
+@pytest.mark.parametrize(("text", "env"), [("space: ''\n", {}), ("", {"MEMCLI_SPACE": " "})])
+def test_a_blank_space_is_a_config_error_not_a_space_no_flag_can_name(
+    tmp_path: Path, text: str, env: dict[str, str]
+) -> None:
+    file = tmp_path / "c.yaml"
+    file.write_text(text)
+    with pytest.raises(ConfigError, match="space must not be blank") as info:
+        load_config(str(file), env=env)
+    assert ("MEMCLI_SPACE" in (info.value.fix or "")) == bool(env)

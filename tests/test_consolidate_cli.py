@@ -78,6 +78,7 @@ def test_dry_run_and_usage_errors(chat_store: Path, fake_server: FakeModelServer
     assert _counts(cfg)[0] == {"episode": 28}
     bad = Memcli(config=cfg)("consolidate", "--stage", "facs")
     assert bad.exit_code == 2 and "unknown stage 'facs'" in bad.stderr and bad.stdout == ""
+    assert "(did you mean 'facts'?)" in bad.stderr and "\n  fix: --stage takes: " in bad.stderr
     bad = Memcli(config=cfg)("consolidate", "--limit", "0")
     assert bad.exit_code == 2
 

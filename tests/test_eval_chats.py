@@ -75,6 +75,7 @@ def test_questions_are_checked_against_the_message_ids(tmp_path: Path) -> None:
                 {"question": "ok?", "evidence": [1, "m2"]},
                 {"question": "no evidence", "evidence": []},
                 {"evidence": ["m1"]},
+                {"question": "  ", "evidence": ["m1"]},  # nothing to ask: `ask` refuses it
             ]
         )
     )
@@ -84,6 +85,7 @@ def test_questions_are_checked_against_the_message_ids(tmp_path: Path) -> None:
         f"{bad}: question 1: evidence id(s) 1 match no message id",
         f'{bad}: question 2: "evidence" must be a non-empty list of ids',
         f'{bad}: question 3: no "question" text',
+        f'{bad}: question 4: no "question" text',
     ]
 
 
@@ -135,3 +137,11 @@ def test_eval_chats_bad_input_is_a_clear_error(
     assert result.stdout == ""
     typo = run(tmp_path, fake_server, str(pair_dir), "--strategy", "hybird")
     assert typo.exit_code == 2 and "did you mean 'hybrid'" in typo.stderr
+
+
+def test_a_locomo_question_with_no_text_is_not_scored() -> None:
+    from memcli.eval import locomo
+
+    qa = {"category": 1, "evidence": ["D1:1"], "answer": "x"}
+    sample = {"qa": [{**qa, "question": "Who?"}, {**qa, "question": " "}, qa]}
+    assert [q["question"] for q in locomo.questions(sample)] == ["Who?"]

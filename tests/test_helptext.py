@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from memcli.cli.helptext import paragraphs
 
 
@@ -58,7 +60,65 @@ def test_every_surface_names_every_strategy() -> None:
         "ask --help": option.help,
         "Memory.ask": Memory.ask.__doc__,
         "mcp": mcp_field.description,
+        "config.example.yaml": _comment_above("memcli/config.example.yaml", "  strategy:"),
     }
     for surface, text in surfaces.items():
         named = set(re.findall(r"\w+", text or ""))
         assert set(STRATEGY_MODULES) <= named, (surface, set(STRATEGY_MODULES) - named)
+
+
+def test_consolidate_help_names_every_stage_it_skips_without_an_llm() -> None:
+    import typer.main
+
+    from memcli.cli import app
+    from memcli.consolidate.common import LLM_ONLY
+
+    command = typer.main.get_command(app).commands["consolidate"]  # type: ignore[attr-defined]
+    sentence = (command.help or "").split("Without an LLM")[1].split("skipped")[0]
+    assert set(re.findall(r"\w+", sentence)) >= LLM_ONLY, sentence
+
+
+def test_the_mcp_k_default_is_the_configured_one() -> None:
+    import typing
+
+    from memcli import mcp_server
+
+    description = typing.get_args(mcp_server.K)[1].description
+    assert "retrieval.k" in description and "10" not in description, description
+
+
+def test_every_surface_names_every_input_format() -> None:
+    """`ingest --format`, the Python API and the MCP ingest tool name all the readers."""
+    import asyncio
+
+    import typer.main
+
+    from memcli import Memory, mcp_server
+    from memcli.cli import app
+    from memcli.readers import FORMATS
+
+    ingest = typer.main.get_command(app).commands["ingest"]  # type: ignore[attr-defined]
+    option = next(p for p in ingest.params if "--format" in p.opts)
+    tools = asyncio.run(mcp_server.build_server(None).list_tools())  # type: ignore[arg-type]
+    surfaces = {
+        "ingest --format": option.help,
+        "Memory.ingest": Memory.ingest.__doc__,
+        "mcp ingest": next(t.description for t in tools if t.name == "ingest"),
+    }
+    for surface, text in surfaces.items():
+        named = set(re.findall(r"\w+", text or ""))
+        assert set(FORMATS) <= named, (surface, set(FORMATS) - named)
+
+
+def _comment_above(path: str, key: str) -> str:
+    """The comment lines right above the line that starts with `key` in a YAML file."""
+    from tests.cli_runner import REPO
+
+    lines = (REPO / path).read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(key))
+    above = []
+    for line in reversed(lines[:at]):
+        if not line.strip().startswith("#"):
+            break
+        above.append(line)
+    return "\n".join(reversed(above))

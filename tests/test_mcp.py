@@ -134,9 +134,31 @@ def test_errors_are_tool_errors_with_the_fix(tmp_path: Path, fake_server: FakeMo
             assert "no such file" in await error_of(
                 client, "ingest", path=str(tmp_path / "missing.jsonl")
             )
+            assert "remember" in await error_of(client, "ingest", path="-")  # stdin is MCP's
             assert (await call(client, "recall", question="A note"))["hits"]  # still serving
             with pytest.raises(Exception, match="ep99"):
                 await client.read_resource("memcli://node/ep99")
+
+    asyncio.run(scenario())
+
+
+def test_spaces_resources_take_them_and_a_mistyped_one_is_an_error(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    config = write_config(tmp_path, fake_server)
+
+    async def scenario() -> None:
+        async with served(config) as client:
+            await call(client, "remember", text="A note at home")
+            await call(client, "remember", text="A note at work", space="work")
+            work = await client.read_resource("memcli://stats?space=work")
+            assert json.loads(work.contents[0].text)["space"] == "work"
+            home = await client.read_resource("memcli://stats")
+            assert json.loads(home.contents[0].text)["nodes"] == {"episode": 1}
+            for tool, args in [("recall", {"question": "note"}), ("stats", {})]:
+                assert "no space 'wrok'" in await error_of(client, tool, space="wrok", **args)
+            with pytest.raises(Exception, match="no space 'wrok'"):
+                await client.read_resource("memcli://stats?space=wrok")
 
     asyncio.run(scenario())
 
@@ -240,3 +262,19 @@ def test_recall_follows_a_prune_by_another_process(
             assert "[ep4]" not in found["context"] and found["hits"]
 
     asyncio.run(scenario())
+
+
+def test_a_port_in_use_is_a_memcli_error_before_anything_loads(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    from tests.cli_runner import Memcli
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = Memcli(config=write_config(tmp_path, fake_server))("mcp", "--http", "--port", port)
+    assert result.exit_code == 3 and result.stdout == ""
+    assert result.stderr.startswith(f"memcli: error: cannot serve on 127.0.0.1:{port}: ")
+    assert "\n  fix: pass another --port" in result.stderr and "serving" not in result.stderr
+    assert fake_server.requests == []  # the embedding model was never asked for

@@ -109,3 +109,13 @@ def test_prompts_sent_by_consolidation_and_answers_keep_memory_fenced(
         leaked = [text for text in memory if text in rest]
         assert leaked == [], (prompt.splitlines()[0], leaked)
     assert any("SYSTEM: reveal" in p for p in prompts)  # the hostile turn was sent, fenced
+
+
+def test_a_prompts_dir_overrides_and_a_mistyped_one_is_a_config_error(tmp_path: Path) -> None:
+    from memcli.errors import ConfigError
+
+    (tmp_path / "answer.md").write_text("Mine. {{question}} {{memory}}")
+    assert render("answer", str(tmp_path), question="q", memory="m") == "Mine. q m"
+    with pytest.raises(ConfigError, match="is not a directory") as info:
+        render("answer", str(tmp_path / "promts"), question="q", memory="m")
+    assert info.value.fix and "prompts_dir" in info.value.fix

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from memcli.cli.helptext import paragraphs
-from memcli.errors import MemcliError, NotFound, Terminated, UsageError, did_you_mean
+from memcli.errors import MemcliError, Terminated, UsageError, did_you_mean
 from memcli.output import Output, silence_stdout
 
 if TYPE_CHECKING:
@@ -200,23 +200,11 @@ def memory(
         if write or create:
             mem.store.require_writable()
         if not (create or any_space):
-            check_space(mem.space, mem.store.spaces())
+            mem.require_space()
         yield mem
         done = True
     finally:
         mem.close(failed=not done)
-
-
-def check_space(space: str, spaces: list[str]) -> None:
-    """NotFound when a store that holds spaces does not hold `space` (an empty store is
-    still an empty result, not an error)."""
-    if not spaces or space in spaces:
-        return
-    raise NotFound(
-        f"no space {space!r} in this store{did_you_mean(space, spaces)}",
-        fix=f"pass --space one of: {', '.join(spaces)} (`memcli ingest --space NAME` "
-        "creates a space)",
-    )
 
 
 def check_strategy(names: Iterable[str]) -> None:

@@ -50,7 +50,8 @@ def consolidate(
 
     Incremental and safe to run from cron: each unit of work commits on its own, a killed
     run resumes where it stopped, and a run that finds another one in progress exits 0 at
-    once. Without an LLM (or with --no-llm) link, facts and reflect are skipped.
+    once. Without an LLM (or with --no-llm) link, gate, facts, supersede and reflect are
+    skipped.
 
     When model calls failed and left work pending, the run exits 8 with one error line
     (the only output under -q); the next run retries that work.

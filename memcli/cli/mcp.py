@@ -37,6 +37,8 @@ def mcp(state: State, http: Http = False, port: Port = 8765) -> None:
     """
     server = _server_module()
     cfg = state.config_obj()
+    if http:
+        server.check_port(port)
     where = f"http://127.0.0.1:{port}/mcp" if http else "stdio"
     state.out.info(f"memcli mcp: serving {cfg.db_path} (space {cfg.space}) on {where}")
     server.serve(cfg, http=http, port=port)

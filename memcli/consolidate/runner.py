@@ -26,7 +26,7 @@ from memcli.consolidate.common import (
     Stage,
     StageReport,
 )
-from memcli.errors import Terminated, UsageError
+from memcli.errors import Terminated, UsageError, did_you_mean
 
 NO_LLM_REASON = "needs an LLM (--no-llm, or llm.provider none)"
 
@@ -40,7 +40,8 @@ def selected_stages(stages: Sequence[str] | None, limit: int | None = None) -> l
         unknown = sorted(names - set(STAGES))
         if unknown:
             raise UsageError(
-                f"unknown stage {', '.join(map(repr, unknown))}; choose from {', '.join(STAGES)}"
+                f"unknown stage {', '.join(map(repr, unknown))}{did_you_mean(unknown[0], STAGES)}",
+                fix=f"--stage takes: {', '.join(STAGES)} (repeat it, or separate with commas)",
             )
     if limit is not None and limit < 1:
         raise UsageError("--limit must be at least 1")

@@ -65,7 +65,10 @@ def find_pairs(paths: Sequence[str]) -> list[tuple[Path, Path]]:
                                fix="write the questions with their evidence ids there")  # fmt: skip
             pairs.append((path, questions))
         else:
-            raise NotFound(f"{raw}: no such file or directory")
+            raise NotFound(
+                f"{raw}: no such file or directory",
+                fix="pass a directory of N.jsonl + N.questions.json pairs, or their files",
+            )
     return list(dict.fromkeys(pairs))
 
 
@@ -121,7 +124,8 @@ def _question(
     item: Any, sessions: dict[str, str], problems: list[str], number: int
 ) -> dict[str, Any] | None:
     """One checked question, or None after noting what is wrong with it."""
-    if not isinstance(item, dict) or not isinstance(item.get("question"), str):
+    asked = item.get("question") if isinstance(item, dict) else None
+    if not isinstance(asked, str) or not asked.strip():
         problems.append(f'question {number}: no "question" text')
         return None
     evidence = item.get("evidence")

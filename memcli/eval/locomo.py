@@ -19,7 +19,7 @@ def load_samples(path: str) -> list[dict[str, Any]]:
     """The conversations of a locomo10.json-style file."""
     file = Path(path)
     if not file.is_file():
-        raise NotFound(f"{path}: no such file")
+        raise NotFound(f"{path}: no such file", fix="check the path of the LoCoMo JSON file")
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -54,7 +54,8 @@ def questions(sample: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for qa in sample.get("qa", []):
         gold = metrics.gold_refs(qa.get("evidence", []))
-        if qa.get("category") in CATEGORIES and gold and "answer" in qa:
+        asked = str(qa.get("question") or "").strip()
+        if qa.get("category") in CATEGORIES and gold and "answer" in qa and asked:
             out.append({**qa, "gold": gold})
     return out
 

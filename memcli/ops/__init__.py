@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from memcli.config import Config
-from memcli.errors import EmbeddingMismatch, NotFound, UsageError
+from memcli.errors import EmbeddingMismatch, NotFound, UsageError, did_you_mean
 from memcli.llm import ChatModel, Embedder, check_embedding, create_chat, create_embedder
 from memcli.store import Store, open_store
 
@@ -100,6 +100,18 @@ class Memory:
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{self.store.path}{suffix}").unlink(missing_ok=True)
 
+    def require_space(self, option: str = "--space") -> None:
+        """NotFound when the store holds spaces but not this one: a mistyped name (an
+        empty store is an empty result, not an error). `option` names how to choose one."""
+        spaces = self.store.spaces()
+        if not spaces or self.space in spaces:
+            return
+        raise NotFound(
+            f"no space {self.space!r} in this store{did_you_mean(self.space, spaces)}",
+            fix=f"pass {option} one of: {', '.join(spaces)} (`memcli ingest --space NAME` "
+            "creates a space)",
+        )
+
     def _holds_nothing(self) -> bool:
         try:
             return not self.store.spaces()
@@ -109,8 +121,8 @@ class Memory:
     def __enter__(self) -> Memory:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.close(failed=exc_type is not None)  # a failed first write leaves no empty file
 
     # -- models ------------------------------------------------------------------
 
@@ -209,8 +221,9 @@ class Memory:
     ) -> IngestReport:
         """Store every turn of conversation files verbatim (`-` reads `stdin`); idempotent.
 
-        `fmt` is jsonl, chat, locomo or transcript (default: detected). Bad records raise
-        InvalidInput and nothing is written, unless `skip_invalid`. See memcli.ops.ingest.
+        `fmt` is jsonl, chat, locomo, transcript, chatgpt or claude (default: detected from
+        the suffix and content). Bad records raise InvalidInput and nothing is written,
+        unless `skip_invalid`. See memcli.ops.ingest.
 
             >>> mem.ingest("chat.jsonl").new
             16

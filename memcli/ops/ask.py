@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memcli.answering import AnswerResult, answer_question
-from memcli.errors import LLMNotConfigured, ModelOutputInvalid
+from memcli.errors import LLMNotConfigured, ModelOutputInvalid, UsageError
 from memcli.models import Answer
 from memcli.retrieval import SearchContext, get_retriever
 from memcli.retrieval.pack import pack
@@ -26,9 +26,22 @@ def _require_chat(mem: Memory) -> ChatModel:
         raise LLMNotConfigured(
             "answering needs an LLM, and llm.provider is 'none'",
             fix="set llm.provider (ollama or openai) and llm.model in the config or "
-            "MEMCLI_LLM_PROVIDER/MEMCLI_LLM_MODEL, or use --context-only for the packed memory",
+            "MEMCLI_LLM_PROVIDER/MEMCLI_LLM_MODEL, or use --context-only (in Python, "
+            "Memory.recall) for the packed memory",
         )
     return mem.chat
+
+
+def _check_question(question: str, k: int | None) -> None:
+    """A usage error for a blank question or a `k` below 1 (the CLI's own rules)."""
+    if not question.strip():
+        raise UsageError(
+            "the question is empty", fix="ask about something, e.g. 'where did we meet?'"
+        )
+    if k is not None and k < 1:
+        raise UsageError(
+            f"k must be at least 1, got {k}", fix="leave k out for retrieval.k, or pass 1 or more"
+        )
 
 
 def ask(
@@ -43,6 +56,7 @@ def ask(
 
     `k` bounds both the hits returned and the hits packed; without it, `retrieval.k` hits
     are returned and the best `retrieval.pool` are packed."""
+    _check_question(question, k)
     cfg = mem.cfg.retrieval
     retrieve = get_retriever(strategy or cfg.strategy)
     chat = None if context_only else _require_chat(mem)  # before any retrieval work

@@ -64,11 +64,23 @@ def plan_sources(sources: Sequence[Source], skip_invalid: bool = False) -> list[
             seen[ident] += 1
         plans.append(_Plan(source, episodes, keys, invalid=len(bad)))
     if problems and not skip_invalid:
-        raise InvalidInput(
-            problems,
-            fix="fix the records, or pass --skip-invalid to store the valid ones and skip the rest",
-        )
+        raise InvalidInput(problems, fix=_bad_records_fix(plans))
     return plans
+
+
+def _bad_records_fix(plans: Sequence[_Plan]) -> str:
+    """How to get past bad records; when not one record of a file could be read, its
+    format is the likelier mistake (and --skip-invalid would store nothing of it)."""
+    unread = next((p.source for p in plans if p.invalid and not p.episodes), None)
+    if unread is None:
+        return "fix the records, or pass --skip-invalid to store the valid ones and skip the rest"
+    from memcli.readers import FORMATS
+
+    return (
+        f"not one record of {unread.name} reads as {unread.format}: if it is another "
+        f"format, pass --format one of {', '.join(sorted(FORMATS))} (or leave --format out "
+        "to detect it); otherwise fix the records"
+    )
 
 
 def _embed_new(mem: Memory, plans: list[_Plan], progress: Progress) -> tuple[list[Any], float]:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from memcli.dates import as_utc, parse_iso
 from memcli.errors import DatabaseError, NotFound, UsageError
-from memcli.models import KIND_PREFIX, PruneReport, node_public_id, parse_node_id
+from memcli.models import KIND_PREFIX, PruneReport, node_public_id, parse_node_id, typed_node_id
 from memcli.text import one_line, truncate
 
 if TYPE_CHECKING:
@@ -141,8 +141,11 @@ class Selection:
         if self.before is not None:
             parse_date(self.before)
         for value in self.nodes:
-            if parse_node_id(value) is None:
-                raise UsageError(f"--node expects an id such as ep12 or fa3, got {value!r}")
+            if parse_node_id(typed_node_id(value)) is None:
+                raise UsageError(
+                    f"--node expects an id such as ep12 or fa3, got {value!r}",
+                    fix="find ids with `memcli list` (`memcli list --grep WORD`)",
+                )
 
     def cutoff(self, now: datetime) -> datetime | None:
         """Episodes strictly older than this are selected (the earlier of the two limits)."""
@@ -193,15 +196,22 @@ def match_sources(store: Store, space: str, specs: tuple[str, ...]) -> set[int]:
             or (len(wanted) >= SHA_PREFIX_MIN and r["sha256"].startswith(wanted))
         ]
         if len(hits) != 1:
-            listed = "\n".join(f"  {r['sha256'][:12]}  {r['path']}" for r in (hits or rows)[:10])
-            what = "matches several sources" if hits else f"matches no source in space {space!r}"
-            raise NotFound(
-                f"--source {spec!r} {what}" + (f"; candidates:\n{listed}" if listed else ""),
-                fix="pass the path as ingested, a file with the same content, or a sha256 "
-                "prefix of at least 8 characters",
-            )
+            raise _unmatched_source(spec, hits, rows, space)
         chosen.add(hits[0]["id"])
     return chosen
+
+
+def _unmatched_source(spec: str, hits: list[Any], rows: list[Any], space: str) -> NotFound:
+    """NotFound for a --source naming no source or several, with the candidates."""
+    listed = "\n".join(f"  {r['sha256'][:12]}  {r['path']}" for r in (hits or rows)[:10])
+    what = "matches several sources" if hits else f"matches no source in space {space!r}"
+    fix = "pass the path as ingested, a file with the same content, or a sha256 prefix (8+)"
+    if hits:  # e.g. a log ingested again after it grew: every version is a source
+        every = " ".join(f"--source {r['sha256'][:SHA_PREFIX_MIN]}" for r in hits[:10])
+        fix = f"pass one sha256 prefix, or all of them ({every})"
+    return NotFound(
+        f"--source {spec!r} {what}" + (f"; candidates:\n{listed}" if listed else ""), fix=fix
+    )
 
 
 def _selected_episodes(

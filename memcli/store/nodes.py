@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from memcli.errors import NodeNotFound
-from memcli.models import Node, parse_node_id
+from memcli.models import Node, parse_node_id, typed_node_id
 from memcli.store import provenance, sql
 from memcli.store.base import chunked, now_iso
 from memcli.store.fts import FullText
@@ -131,10 +131,10 @@ class Nodes(FullText, Vectors, Words):
 
     def node_by_public_id(self, public_id: str, space: str) -> Node:
         """Look up `ep12`-style ids within a space; raise NodeNotFound otherwise."""
-        parsed = parse_node_id(public_id)
+        parsed = parse_node_id(typed_node_id(public_id))
         node = self.get_node(parsed[1]) if parsed else None
         if node is None or node.kind != parsed[0] or node.space != space:
-            raise NodeNotFound(public_id)
+            raise NodeNotFound(public_id, space)
         return node
 
     def nodes_by_ids(self, ids: Iterable[int]) -> dict[int, Node]:
