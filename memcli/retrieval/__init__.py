@@ -80,8 +80,15 @@ class SearchContext:
         if self.embedder is None:
             return None
         if text not in self._vectors:
-            self._vectors[text] = self.embedder.embed([text])[0]
+            self.prefetch([text])
         return self._vectors[text]
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Embed the texts not embedded yet in one call (one model call costs about the same
+        for one short text as for a few)."""
+        todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if todo and self.embedder is not None:
+            self._vectors.update(zip(todo, self.embedder.embed(todo), strict=True))
 
     def hits(self, scored: Sequence[tuple[int, float]], k: int | None = None) -> list[Hit]:
         """Turn (node id, score) pairs, best first, into Hits with provenance filled in."""

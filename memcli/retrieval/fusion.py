@@ -118,12 +118,13 @@ def _search(
         else sorted({k for g, _ in groups for k in g or ()})
     )
     pools = sum(pool for _, pool in groups)
+    related = related_words(ctx, query)  # first: it embeds its words with the query
     sim = Similarity(query, query_vector=ctx.query_vector(query))
     sim.lexical_weight = ctx.cfg.lexical_weight
     sim.lexical = dict(ctx.store.text_search(ctx.space, query, WIDE * pools, union))
     if len(sim.lexical) >= WIDE * pools:
         sim.lexical_floor = min(sim.lexical.values())
-    _add_related(ctx, sim, query, WIDE * pools, union)
+    _add_related(ctx, sim, related, WIDE * pools, union)
     if sim.query_vector is not None:
         sim.cosine = dict(ctx.store.vector_search(ctx.space, sim.query_vector, pools, union))
         if len(sim.cosine) >= min(pools, KNN_MAX):
@@ -133,11 +134,10 @@ def _search(
 
 
 def _add_related(
-    ctx: SearchContext, sim: Similarity, query: str, limit: int, kinds: Sequence[str] | None
+    ctx: SearchContext, sim: Similarity, found: list[str], limit: int, kinds: Sequence[str] | None
 ) -> None:
     """Add `related_weight` × the BM25 of the query's related words (memcli.retrieval.
     related) to the full-text scores."""
-    found = related_words(ctx, query)
     if not found:
         return
     weight = ctx.cfg.related_weight
