@@ -33,6 +33,11 @@ KEY_LIMIT = 250_000
 EdgeRow = tuple[int, int, str, float]
 
 
+def file_stamp(conn: Any) -> tuple[int, int]:
+    """Moves whenever any connection commits to the file or this one writes."""
+    return int(conn.execute(sql.DATA_VERSION).fetchone()[0]), int(conn.total_changes)
+
+
 def edge_row(row: Sequence[Any]) -> EdgeRow:
     src, dst, typ, weight = row
     return (int(src), int(dst), typ, float(weight))
@@ -67,7 +72,7 @@ class ReadCache:
         """Whether reads may use the cache now; empties it when the file may have changed."""
         if conn.in_transaction:
             return False
-        stamp = (conn.execute(sql.DATA_VERSION).fetchone()[0], conn.total_changes)
+        stamp = file_stamp(conn)
         with self._lock:
             if stamp != self._stamp or self._too_big():
                 self._clear()

@@ -13,7 +13,6 @@ file stays the same.
 from __future__ import annotations
 
 import json
-import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -22,6 +21,7 @@ import numpy as np
 
 from memcli.store import sql
 from memcli.store.base import StoreBase
+from memcli.store.read_cache import file_stamp
 from memcli.text import vocabulary_words
 
 Matrix = tuple[list[str], Any]  # words, and their vectors as rows (None: no vectors)
@@ -46,8 +46,8 @@ def count_words(conn: Any, space: str, texts: Iterable[str], step: int) -> None:
 class Words(StoreBase):
     """Reading and embedding the words of a space's turns."""
 
-    _matrices: dict[str, tuple[tuple[int, int], Matrix]]
-    _matrices_lock: threading.Lock
+    # space -> (file stamp when read, its matrix); made on first use
+    _matrices: dict[str, tuple[tuple[int, int], Matrix]] | None = None
 
     def unembedded_words(self, space: str, limit: int | None = None) -> list[str]:
         """Words of the space's turns that have no vector yet, in alphabetical order."""
@@ -86,23 +86,16 @@ class Words(StoreBase):
     def word_matrix(self, space: str) -> Matrix:
         """The space's embedded words and their vectors as the rows of one matrix, read
         once and kept while the file stays the same."""
-        if not hasattr(self, "_matrices"):
-            self._matrices, self._matrices_lock = {}, threading.Lock()
-        stamp = self._file_stamp()
-        with self._matrices_lock:
-            kept = self._matrices.get(space)
-            if kept is not None and kept[0] == stamp:
-                return kept[1]
+        if self._matrices is None:
+            self._matrices = {}
+        stamp = file_stamp(self.conn)
+        kept = self._matrices.get(space)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
         rows = self.conn.execute(sql.WORDS_EMBEDDED, [space]).fetchall()
         words = [str(w) for w, _ in rows]
         matrix = np.frombuffer(b"".join(v for _, v in rows), dtype=np.float32) if rows else None
         found: Matrix = (words, None if matrix is None else matrix.reshape(len(rows), -1))
-        if not self.conn.in_transaction:
-            with self._matrices_lock:
-                self._matrices[space] = (stamp, found)
+        if not self.conn.in_transaction:  # a rollback could take those rows back
+            self._matrices[space] = (stamp, found)
         return found
-
-    def _file_stamp(self) -> tuple[int, int]:
-        """Changes whenever any connection commits to the file or this one writes."""
-        version = int(self.conn.execute(sql.DATA_VERSION).fetchone()[0])
-        return version, int(self.conn.total_changes)
