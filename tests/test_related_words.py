@@ -30,6 +30,17 @@ def _chat(tmp_path: Path) -> Path:
     return path
 
 
+def _consolidated(tmp_path: Path, fake_server: FakeModelServer, *more: str) -> Memcli:
+    """The CLI over a store holding the chat (and `more` texts added to its second session),
+    consolidated without an LLM."""
+    cli = Memcli(config=config_file(tmp_path, fake_server, llm=False))
+    cli("ingest", str(_chat(tmp_path)))
+    for text in more:
+        cli("add", text, "--session", "garden")
+    cli("consolidate", "--no-llm")
+    return cli
+
+
 def _words(mem: Memory) -> dict[str, tuple[int, bool]]:
     rows = mem.store.conn.execute("SELECT word, turns, vector IS NOT NULL FROM words")
     return {w: (n, bool(v)) for w, n, v in rows}
@@ -63,11 +74,7 @@ def test_turns_count_their_words_and_consolidation_embeds_them_once(
 def test_a_forgotten_turn_leaves_none_of_its_words(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
-    cfg = config_file(tmp_path, fake_server, llm=False)
-    cli = Memcli(config=cfg)
-    cli("ingest", str(_chat(tmp_path)))
-    cli("add", "The balcony needs a new railing.", "--session", "garden")
-    cli("consolidate", "--no-llm")
+    cli = _consolidated(tmp_path, fake_server, "The balcony needs a new railing.")
     with Memory(config(tmp_path, fake_server, llm=False)) as mem:
         assert _words(mem)["balcony"] == (2, True)
     assert cli("prune", "--session", "garden", "--yes").exit_code == 0
@@ -113,10 +120,7 @@ def test_question_words_leave_out_names_stop_words_and_short_words() -> None:
 def test_reindex_embeds_the_words_again_and_import_counts_them(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
-    cfg = config_file(tmp_path, fake_server, llm=False)
-    cli = Memcli(config=cfg)
-    cli("ingest", str(_chat(tmp_path)))
-    cli("consolidate", "--no-llm")
+    cli = _consolidated(tmp_path, fake_server)
     with Memory(config(tmp_path, fake_server, llm=False)) as mem, mem.store.transaction():
         mem.store.put_word_vectors("default", [("florist", [0.0] * 64)])  # a stale vector
     assert json.loads(cli("--json", "reindex").stdout)["words"] == 14
@@ -133,9 +137,7 @@ def test_reindex_embeds_the_words_again_and_import_counts_them(
 def test_an_exact_copy_carries_the_word_vectors_and_bad_word_records_are_refused(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
-    cli = Memcli(config=config_file(tmp_path, fake_server, llm=False))
-    cli("ingest", str(_chat(tmp_path)))
-    cli("consolidate", "--no-llm")
+    cli = _consolidated(tmp_path, fake_server)
     dump = tmp_path / "copy.jsonl"
     assert cli("export", "--vectors", "-o", str(dump)).exit_code == 0
     records = [json.loads(line) for line in dump.read_text().splitlines()]
