@@ -84,7 +84,7 @@ class RetrievalConfig:
     candidates: Count = 50  # candidates taken from each signal before fusion
     lexical_weight: Share = 0.5  # share of normalised BM25 in the fused similarity
     related_words: Amount = 3  # per question word, its nearest words in the store (0: off)
-    related_similarity: Share = 0.6  # least cosine between a question word and a related one
+    related_similarity: Share = 0.5  # least cosine between a question word and a related one
     related_weight: Weight = 0.5  # BM25 of the related words, × this, adds to the question's
     max_facts: Amount = 60
     max_reflections: Amount = 20
@@ -97,7 +97,7 @@ class RetrievalConfig:
     hub_threshold: Amount = 50  # nodes with more edges pass on only threshold/degree of mass
     damping: Share = 0.85  # probability that the walk follows an edge rather than restart
     ppr_weight: Weight = 0.1  # hybrid: similarity + ppr_weight·PageRank, both max-normalised
-    reply_share: Share = 0.9  # the turn after a question gets this share of its similarity
+    reply_share: Share = 0.95  # the turn after a question gets this share of its similarity
     topic_weight: Weight = 0.3  # hybrid, gam: a memory gains this × its segment's similarity
     entity_seeds: Count = 5  # traversals: entities matched per question
     entity_min_similarity: Share = 0.3  # traversals: least fused similarity of a matched entity
@@ -130,7 +130,7 @@ class RetrievalConfig:
     dwpr_damping: Share = 0.5  # dwpr: follow-an-edge probability
     gam_anchors: Amount = 5  # gam: topic anchors found by similarity before RELATED expansion
     beta_time: Weight = 1.4  # hybrid, gam: boost when a temporal question meets a dated memory
-    beta_role: Weight = 1.4  # hybrid, gam: boost when the question names the memory's speaker
+    beta_role: Weight = 1.6  # hybrid, gam: boost when the question names the memory's speaker
     beta_rule: Weight = 1.4  # hybrid: boost for a user's standing instruction or preference
     gam_beta_conf: Weight = 1.2  # gam: boost for a derived memory believed >= gam_min_belief
     gam_min_belief: Share = 0.8

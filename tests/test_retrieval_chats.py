@@ -13,7 +13,7 @@ from memcli.models import Node
 from memcli.ops import Memory
 from memcli.retrieval.cues import Cues, pronoun_roles, states_rule
 from memcli.retrieval.shapes import Shape
-from memcli.retrieval.spread import spread
+from memcli.retrieval.spread import interleave, spread
 from tests.fakeserver import FakeModelServer
 from tests.graph_helpers import embedding_config
 
@@ -81,6 +81,64 @@ def test_spread_takes_each_sessions_best_before_any_second() -> None:
     }
     order = [(1, 0.9), (2, 0.8), (5, 0.7), (3, 0.6), (4, 0.5)]
     assert [i for i, _ in spread(order, nodes)] == [1, 3, 4, 2, 5]
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        ("What did I pay for the tent, the stove, and the lantern?",
+         ("What did I pay for the tent", "the stove", "the lantern")),
+        ("Did I pack socks, gloves or a hat for the trip?",
+         ("Did I pack socks", "gloves", "a hat for the trip")),
+        ("How many books have I read in total, poems, novels and essays together?",
+         ("How many books have I read in total", "poems", "novels", "essays together")),
+        ("What did I buy, and where did I go?", ()),  # two clauses, not a list
+        ("Did I pack socks and gloves?", ()),
+        ("Hey, where is the spare key?", ()),
+        ("Can you summarize the tent, the stove, and the lantern?", ()),  # spread instead
+        ("In what order did I buy the tent, the stove, and the lantern?", ()),
+    ],
+)  # fmt: skip
+def test_an_enumeration_in_a_question_gives_one_part_per_item(
+    question: str, parts: tuple[str, ...]
+) -> None:
+    assert Shape.of(question).parts == parts
+
+
+def test_interleave_takes_every_rankings_best_before_any_second() -> None:
+    whole = [(1, 0.9), (2, 0.8), (3, 0.7)]
+    first = [(2, 0.5), (4, 0.4)]
+    second = [(5, 0.6), (1, 0.3), (6, 0.2)]
+    merged = interleave([whole, first, second])
+    assert [i for i, _ in merged] == [1, 2, 5, 3, 4, 6]
+    assert dict(merged)[2] == 0.5, "a memory keeps the score of the ranking that added it"
+    assert interleave([]) == []
+
+
+def test_each_item_of_an_enumeration_finds_its_own_evidence(
+    tmp_path: Path, fake_server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.retrieval import shapes
+
+    fillers = ["bread", "piano", "garden", "taxes", "chess", "rain", "paint", "coffee"]
+    lines = []
+    for i in range(40):  # other subjects, so the question's words are not everywhere
+        said = f"Notes on {fillers[i % 8]} number {i}, nothing else to add."
+        lines.append({"id": f"f{i}", "role": "user", "session": f"f{i}", "content": said})
+    for i in range(10):  # messages sharing most of the question's words
+        said = f"How much did I pay for the tent, part {i} of the camping trip?"
+        lines.append({"id": f"t{i}", "role": "user", "session": f"s{i}", "content": said})
+        lines.append({"id": f"a{i}", "role": "assistant", "session": f"s{i}", "content": "Ok."})
+    for ref, said in (("st", "The stove was 45 dollars."), ("la", "The lantern was 30 dollars.")):
+        lines.append({"id": ref, "role": "user", "session": f"x{ref}", "content": said})
+    mem = chat_memory(tmp_path, fake_server, lines)
+    question = "How much did I pay on the camping trip for the tent, the stove, and the lantern?"
+    refs = [h.node.ref for h in mem.ask(question, k=5, context_only=True).hits]
+    assert {"st", "la"} <= set(refs), refs
+    monkeypatch.setattr(shapes, "_parts", lambda text: ())
+    refs = [h.node.ref for h in mem.ask(question, k=5, context_only=True).hits]
+    assert not {"st", "la"} <= set(refs), "searched as a whole, the tent messages crowd them out"
+    mem.close()
 
 
 def chat_memory(tmp_path: Path, server: FakeModelServer, lines: list[dict[str, str]]) -> Memory:

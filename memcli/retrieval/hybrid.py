@@ -13,7 +13,9 @@
 7. The question's shape (memcli.retrieval.shapes) decides the rest: a broad question is
    searched by its topic alone, with twice the candidates, and one about an order or a
    summary is spread over the sessions (memcli.retrieval.spread); a summary weighs both
-   sides of a chat alike. Standing rules the question falls under lead the results
+   sides of a chat alike. A question about an enumeration ("for A, B, and C") is also
+   searched item by item, and the rankings are merged in rounds (memcli.retrieval.spread.
+   interleave). Standing rules the question falls under lead the results
    (memcli.retrieval.rules).
 """
 
@@ -28,7 +30,7 @@ from memcli.retrieval.cues import Cues
 from memcli.retrieval.fusion import Similarity, inherit_replies, ranked, top
 from memcli.retrieval.rules import with_rules
 from memcli.retrieval.shapes import Shape
-from memcli.retrieval.spread import spread
+from memcli.retrieval.spread import interleave, spread
 from memcli.retrieval.topic import TopicContext, memories_in_topics
 
 
@@ -137,13 +139,20 @@ def _graph_only(
 @register_retriever("hybrid")
 def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
     """Memories ranked by fused similarity in topic context, nudged by PageRank; for a
-    broad question, searched by its topic and spread over the conversation's sessions."""
+    broad question, searched by its topic and spread over the conversation's sessions;
+    for an enumeration, searched item by item as well."""
     shape = Shape.of(query)
     pool = max(ctx.cfg.candidates, k)
     if not shape.broad:
-        return ctx.hits(with_rules(ctx, query, ranked(graph_scores(ctx, query, pool, k))), k)
-    scores = graph_scores(ctx, shape.topic, 2 * pool, k, question=query, roles=not shape.summary)
-    order = ranked(scores)
-    if shape.ordered or shape.summary:
-        order = spread(order, ctx.store.nodes_by_ids(scores))
+        order = ranked(graph_scores(ctx, query, pool, k))
+    else:
+        scores = graph_scores(
+            ctx, shape.topic, 2 * pool, k, question=query, roles=not shape.summary
+        )
+        order = ranked(scores)
+        if shape.ordered or shape.summary:
+            order = spread(order, ctx.store.nodes_by_ids(scores))
+    if shape.parts:
+        parts = [ranked(graph_scores(ctx, part, pool, k, question=query)) for part in shape.parts]
+        order = interleave([order, *parts])
     return ctx.hits(with_rules(ctx, query, order), k)

@@ -11,6 +11,14 @@
 `topic` is the question without the words that describe the requested form of the answer
 ("(mention 5 items)", "in order", "summary of", "our conversations"): what remains says
 what the memories must be about, which is what search should match.
+
+`parts` are the items of an enumeration the question asks about together ("for the
+catering, the deposit, and the portrait"): each item is usually answered by a memory of
+its own, which a search for the whole question ranks below the memories matching the
+most items. An enumeration is three or more comma-separated pieces with "and"/"or" before
+the last ("A, B, and C" or "A, B and C"); each piece, with the words around the list
+attached to the first and the last, is one part. Questions asking for an order or a
+summary have none: they are spread over the sessions instead.
 """
 
 from __future__ import annotations
@@ -45,6 +53,28 @@ _META = re.compile(
 )
 
 
+_JOIN = re.compile(r"^\s*(?:and|or)\s+", re.IGNORECASE)
+_LAST_JOIN = re.compile(r"\s+(?:and|or)\s+", re.IGNORECASE)
+
+
+def _parts(text: str) -> tuple[str, ...]:
+    """The pieces of an enumeration of three or more items in `text`; () without one."""
+    pieces = [p.strip() for p in text.split(",")]
+    if len(pieces) < 2:
+        return ()
+    joined = [i for i, p in enumerate(pieces) if i > 0 and _JOIN.match(p)]
+    if joined:
+        pieces = [_JOIN.sub("", p) for p in pieces]
+    else:  # "A, B and C": the conjunction sits inside the last piece
+        head, *tail = _LAST_JOIN.split(pieces[-1], maxsplit=1)
+        if not tail:
+            return ()
+        pieces[-1:] = [head, tail[0]]
+    pieces = [p.strip(" ?.!;:") for p in pieces]
+    pieces = [p for p in pieces if re.search(r"\w", p)]
+    return tuple(pieces) if len(pieces) >= 3 else ()
+
+
 def _topic(question: str) -> str:
     """The question without the words that ask for a form of answer."""
     text = _FORM_REQUEST.sub(" ", question)
@@ -61,6 +91,7 @@ class Shape:
     ordered: bool
     summary: bool
     topic: str
+    parts: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, question: str) -> Shape:
@@ -68,4 +99,5 @@ class Shape:
         summary = _SUMMARY.search(question) is not None
         broad = ordered or summary or _AGGREGATE.search(question) is not None
         topic = _topic(question) if broad else question
-        return cls(broad, ordered, summary, topic)
+        parts = () if ordered or summary else _parts(topic)
+        return cls(broad, ordered, summary, topic, parts)
