@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import io
 import os
 import re
 import subprocess
@@ -114,6 +115,27 @@ def test_library_errors_are_memcli_errors(no_vectors: Path) -> None:
         for question, k in [("", None), ("  \n", None), ("x", 0), ("x", -5)]:
             with pytest.raises(UsageError):  # as `memcli ask` refuses them, not a crash
                 mem.recall(question, k=k)
+
+
+def test_a_mistyped_space_is_an_error_not_an_empty_result(no_vectors: Path) -> None:
+    with memcli.Memory.open("m.db", space="trips") as mem:
+        mem.add("We booked the Alfama hotel", role="user")
+    with memcli.Memory.open("m.db", space="trip") as typo:
+        reads = [
+            lambda: typo.recall("Which hotel?"),
+            typo.stats,
+            lambda: typo.export_graph("json"),
+            lambda: typo.list_memories(memcli.ListQuery()),
+            lambda: typo.export_space(io.StringIO()),
+        ]
+        for read in reads:
+            with pytest.raises(NotFound, match="no space 'trip'") as missing:
+                read()
+            assert "trips" in str(missing.value) + (missing.value.fix or "")
+        typo.add("A new space starts with its first memory", role="user")
+        assert typo.recall("new space").hits, "once written to, the space is known"
+    with memcli.Memory.open("empty.db", space="any") as empty:
+        assert empty.recall("anything").hits == []  # an empty store: nothing, no error
 
 
 def test_ingest_takes_one_path_or_several(no_vectors: Path) -> None:

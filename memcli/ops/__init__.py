@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 _UNSET: Any = object()
 
 
+_API_SPACE = "space= (Memory.open)"  # how a library caller chooses a space
+
+
 class Memory:
     """A store plus the models and settings used to read and write it.
 
@@ -54,6 +57,7 @@ class Memory:
     ) -> None:
         self.cfg = cfg
         self.space = cfg.space
+        self._space_known = False  # require_space found this space in the store
         path = Path(cfg.db_path).expanduser()
         self.created = store is None and not path.exists()  # this Memory made the file
         if self.created and not create:
@@ -103,8 +107,11 @@ class Memory:
     def require_space(self, option: str = "--space") -> None:
         """NotFound when the store holds spaces but not this one: a mistyped name (an
         empty store is an empty result, not an error). `option` names how to choose one."""
+        if self._space_known:
+            return
         spaces = self.store.spaces()
-        if not spaces or self.space in spaces:
+        self._space_known = self.space in spaces
+        if not spaces or self._space_known:
             return
         raise NotFound(
             f"no space {self.space!r} in this store{did_you_mean(self.space, spaces)}",
@@ -255,6 +262,7 @@ class Memory:
         """
         from memcli.ops.ask import ask
 
+        self.require_space(_API_SPACE)
         return ask(self, question, strategy=strategy, k=k, context_only=context_only)
 
     def recall(self, question: str, *, strategy: str | None = None, k: int | None = None) -> Answer:
@@ -314,6 +322,7 @@ class Memory:
         consolidation health of this space (what `memcli inspect` shows)."""
         from memcli.ops.inspect import stats
 
+        self.require_space(_API_SPACE)
         return stats(self)
 
     def node_view(self, node_id: str) -> NodeView:
@@ -333,6 +342,7 @@ class Memory:
         """The space's graph as GraphML, JSON or DOT; see memcli.ops.graph_export."""
         from memcli.ops.graph_export import export_graph
 
+        self.require_space(_API_SPACE)
         return export_graph(self, fmt, compact)
 
     def reindex(self, progress: Progress | None = None) -> ReindexReport:
@@ -350,6 +360,7 @@ class Memory:
         """
         from memcli.ops.listing import list_memories
 
+        self.require_space(_API_SPACE)
         return list_memories(self, query)
 
     def export_space(self, out: TextIO, *, vectors: bool = False) -> dict[str, int]:
@@ -357,6 +368,7 @@ class Memory:
         returns the counts written. See memcli.ops.transfer."""
         from memcli.ops.transfer import export_space
 
+        self.require_space(_API_SPACE)
         return export_space(self, out, vectors=vectors)
 
     def import_dump(

@@ -41,7 +41,7 @@ def interleave(orders: Sequence[Sequence[tuple[int, float]]]) -> list[tuple[int,
     added it."""
     merged: dict[int, float] = {}
     heads = [0] * len(orders)
-    while any(head < len(order) for head, order in zip(heads, orders)):
+    while any(head < len(order) for head, order in zip(heads, orders, strict=True)):
         for n, order in enumerate(orders):
             while heads[n] < len(order) and order[heads[n]][0] in merged:
                 heads[n] += 1
