@@ -100,6 +100,18 @@ def test_kinds_of_a_consolidated_store(consolidated: Memcli) -> None:
     assert len(consolidated.json("list", "--limit", 0)) == sum(stats.values())
 
 
+def test_memories_come_before_what_consolidation_made_to_index_them(
+    consolidated: Memcli,
+) -> None:
+    kinds = [r["kind"] for r in consolidated.json("list", "--limit", 0)]
+    organisers = {"segment", "concept", "entity"}
+    first = next(i for i, kind in enumerate(kinds) if kind in organisers)
+    assert first > 0 and kinds[0] == "episode"
+    assert all(kind in organisers for kind in kinds[first:]), "no memory after an organiser"
+    page = consolidated.json("list", "--limit", 3)
+    assert [r["kind"] for r in page] == ["episode"] * 3, "the first page is the conversation"
+
+
 def test_empty_results_are_success_with_a_hint(cli: Memcli) -> None:
     result = cli("list", "--session", "2024-03-0")
     assert (result.exit_code, result.stdout) == (0, "")

@@ -39,8 +39,10 @@ Page = Annotated[int | None, typer.Option(help="Page number, from 1.", show_defa
 HELP = """Browse memories, newest first, with their ids (for `inspect node ID`, `prune --node ID`).
 
 A memory's date is its own timestamp, or when it was stored if it has none; --since and
---until compare that date. Filters combine with AND; a repeated filter with OR. The page's
-place in the whole result goes to stderr.
+--until compare that date. Turns, facts and reflections come first, then the topic
+segments, concepts and entities that consolidation made to index them (--kind picks
+kinds). Filters combine with AND; a repeated filter with OR. The page's place in the whole
+result goes to stderr.
 
 [b]Examples[/b]
 

@@ -1,4 +1,5 @@
-"""Browsing a space's nodes with filters, newest first, a page at a time (`memcli list`)."""
+"""Browsing a space's nodes with filters, newest first (memories before the topic segments,
+concepts and entities that index them), a page at a time (`memcli list`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,11 @@ from memcli.store.nodes import Nodes, row_to_node
 # A memory's date for sorting and --since/--until: its own timestamp, else when it was
 # stored. SQLite's datetime() reads both ISO forms (with or without an offset) as UTC.
 _WHEN = "datetime(COALESCE(timestamp, created_at))"
-_ORDER = f"{_WHEN} DESC, id DESC"
+# What indexes the memories (topic segments, concepts, entities) comes after what was said
+# and concluded: made at consolidation and mostly undated, it would otherwise fill the first
+# pages of every consolidated store ahead of the conversation itself.
+ORGANISER_KINDS = ("segment", "concept", "entity")
+_ORDER = f"kind IN {ORGANISER_KINDS!r} ASC, {_WHEN} DESC, id DESC"
 _CONTAINS = "memcli_contains"  # a case-insensitive substring test registered per connection
 
 
