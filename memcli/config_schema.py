@@ -98,6 +98,7 @@ class RetrievalConfig:
     damping: Share = 0.85  # probability that the walk follows an edge rather than restart
     ppr_weight: Weight = 0.1  # hybrid: similarity + ppr_weight·PageRank, both max-normalised
     reply_share: Share = 0.95  # the turn after a question gets this share of its similarity
+    replied_share: Share = 0.5  # the turn before a candidate gets this share of its similarity
     topic_weight: Weight = 0.3  # hybrid, gam: a memory gains this × its segment's similarity
     entity_seeds: Count = 5  # traversals: entities matched per question
     entity_min_similarity: Share = 0.3  # traversals: least fused similarity of a matched entity

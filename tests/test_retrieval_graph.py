@@ -88,6 +88,22 @@ def test_a_reply_that_inherits_similarity_is_never_dropped(tmp_path: Path, strat
     assert "a4" in got
 
 
+@pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
+def test_the_turn_a_matching_reply_answers_is_retrieved(tmp_path: Path, strategy: str) -> None:
+    # Only b2 (and b3, through its context) says "Porto"; b1, the turn b2 replies to, shares
+    # no word with the question and comes in only by what its reply matched.
+    question = "Who is going to Porto?"
+    settings = {"seeds": 1, "expand_depth": 0, "reply_share": 0.0}
+    with ingested(tmp_path, None, replied_share=0.5, **settings) as mem:
+        got = refs(mem.ask(question, strategy=strategy, k=8, context_only=True).hits)
+    assert "b1" in got
+    with ingested(tmp_path / "off", None, replied_share=0.0, **settings) as mem:
+        off = refs(mem.ask(question, strategy=strategy, k=8, context_only=True).hits)
+    if strategy == "hybrid":
+        assert "b1" not in off, "without it, nothing leads to b1"
+        assert got[:2] == ["b2", "b1"]
+
+
 @pytest.mark.parametrize("strategy", [*GRAPH_STRATEGIES, "semantic"])
 def test_k_beyond_the_nearest_neighbour_limit(
     tmp_path: Path, fake_server: FakeModelServer, strategy: str

@@ -35,7 +35,7 @@ def aspect_seeds(ctx: SearchContext, query: str) -> Similarity:
     present = ctx.store.kinds_present(ctx.space, [k for kinds in ASPECTS for k in kinds])
     groups = [(kinds, ctx.cfg.dwpr_seeds) for kinds in ASPECTS if present.intersection(kinds)]
     sim = fused_groups(ctx, query, groups or [(None, ctx.cfg.dwpr_seeds)])
-    inherit_replies(ctx, sim, ctx.cfg.dwpr_seeds, ctx.cfg.reply_share)
+    inherit_replies(ctx, sim, ctx.cfg.dwpr_seeds, ctx.cfg.reply_share, ctx.cfg.replied_share)
     return sim
 
 

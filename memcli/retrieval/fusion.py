@@ -180,17 +180,31 @@ def top(scores: dict[int, float], n: int) -> list[tuple[int, float]]:
     return [(i, s) for i, s in ranked(scores)[:n] if s > 0]
 
 
-def inherit_replies(ctx: SearchContext, sim: Similarity, among: int, share: float) -> None:
-    """Let the turn after a question inherit `share` of the question's similarity.
+def inherit_replies(
+    ctx: SearchContext, sim: Similarity, among: int, share: float, replied_share: float = 0.0
+) -> None:
+    """Let neighbouring turns inherit each other's similarity along the conversation.
 
     A question and its answer sit in consecutive turns, and the answer often repeats none of
     the question's words ("What are you baking?" / "A rye loaf."). So when one of the
     best `among` candidates is a turn that asks something, the next turn of its session
     (its NEXT neighbour) scores at least share × the question's similarity.
+
+    The other way round, a reply often names what the turn before it said ("Rome? Lucky
+    you!" after "I took a short trip last week"): the statement is where it was said, yet
+    only the reply matches. So the turn before each of the best candidates scores at least
+    replied_share × that candidate's similarity (as it was before any inheritance).
     """
+    best = [i for i, _ in top(sim.scores, among)]
+    if replied_share > 0 and best:
+        before = [(p, r) for p, r, _, _ in ctx.store.edge_rows(best, ["NEXT"]) if r in best]
+        sim.kinds.update(dict.fromkeys((p for p, _ in before), "episode"))  # NEXT joins turns
+        sim.extend(ctx, [p for p, _ in before])
+        own = {r: sim.scores[r] for _, r in before}
+        for earlier, reply in before:
+            sim.scores[earlier] = max(sim.scores[earlier], replied_share * own[reply])
     if share <= 0:
         return
-    best = [i for i, _ in top(sim.scores, among)]
     nodes = ctx.store.nodes_by_ids(best)
     asking = {i for i in best if nodes[i].kind == "episode" and "?" in nodes[i].text}
     if not asking:

@@ -76,7 +76,7 @@ def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
         (("entity",), cfg.gam_anchors),
     ]
     sim = fused_groups(ctx, query, pools)
-    inherit_replies(ctx, sim, cfg.seeds, cfg.reply_share)
+    inherit_replies(ctx, sim, cfg.seeds, cfg.reply_share, cfg.replied_share)
     below = drill_down(ctx, anchors(ctx, sim))
     sim.extend(ctx, below)
     nodes = ctx.store.nodes_by_ids([*sim.scores, *below])

@@ -49,7 +49,7 @@ def graph_scores(
     # Organisers (segments, concepts) are reached through the graph rather than seeded:
     # their summaries and labels would otherwise take candidate slots from memories.
     sim, topic = memories_in_topics(ctx, query, MEMORY_KINDS, pool)
-    inherit_replies(ctx, sim, cfg.seeds, cfg.reply_share)
+    inherit_replies(ctx, sim, cfg.seeds, cfg.reply_share, cfg.replied_share)
     if not any(s > 0 for s in sim.scores.values()):
         return {}
     top_sim = max(sim.scores.values())

@@ -63,7 +63,7 @@ def build(ctx: SearchContext, query: str, pool: int) -> KnowledgeGraph | None:
     """Starts, subgraph and relevance for a question (None when nothing matches it)."""
     cfg = ctx.cfg
     sim, topic = memories_in_topics(ctx, query, MEMORY_KINDS, pool)
-    inherit_replies(ctx, sim, cfg.seeds, cfg.reply_share)
+    inherit_replies(ctx, sim, cfg.seeds, cfg.reply_share, cfg.replied_share)
     if not any(s > 0 for s in sim.scores.values()):
         return None
     kg = KnowledgeGraph(
