@@ -1,7 +1,8 @@
 """`hybrid` (default, GAAMA): fused similarity plus Personalized PageRank on a local subgraph.
 
 1. Candidates from full-text (BM25) and vector search, fused into one similarity; a turn
-   that answers a candidate question inherits part of the question's similarity.
+   that answers a candidate question inherits part of the question's similarity, and the
+   turn a candidate replies to part of the candidate's.
 2. Each turn gains `topic_weight` × its topic segment's similarity (memcli.retrieval.topic).
 3. The best `seeds` candidates seed PageRank, weighted by their score squared.
 4. The seeds' neighbourhood to `expand_depth` hops is read from the store as a local graph.
