@@ -32,6 +32,16 @@ def test_sentence_start_is_a_name_only_when_written_capitalised_elsewhere() -> N
     assert "Marlow" in found and "Later" not in found
 
 
+def test_capitals_the_space_mostly_writes_in_lower_case_are_no_acronym() -> None:
+    stats = CaseStats.of(
+        ["ok, btw the build passed", "ok then", "we sign it with JWT and ask NASA", "OK BTW done"]
+    )
+    found = _surfaces("OK, BTW the JWT from NASA expired.", stats)
+    assert "JWT" in found and "NASA" in found
+    assert "OK" not in found and "BTW" not in found
+    assert "OK" in _surfaces("OK, the JWT expired.")  # no statistics: shape alone
+
+
 def test_canonical_key_folds_case_and_possessives() -> None:
     assert canonical_key("Grace's") == canonical_key("grace") == canonical_key("GRACE")
     assert canonical_key("Node.js") == canonical_key("node.js")

@@ -6,7 +6,8 @@ it, never from a list of known words:
 - identifiers: inner capitals (`camelCase`, `iPhone`), letters with digits (`GPT-4`, `H2O`),
   dotted or underscored words (`socket.io`, `user_id`, `server.js`), inline `code`,
   `#tags` and `@handles`;
-- acronyms: two or more capitals (`JWT`, `NASA`);
+- acronyms: two or more capitals (`JWT`, `NASA`), unless the space writes the same letters
+  in lower case more often ("ok", "btw": a common word typed in capitals);
 - proper names: capitalised words and runs of them (`Ada Lovelace`, `Lake Tahoe`). A word at
   the start of a sentence is only a name when the space also writes it capitalised
   mid-sentence; a word the space writes in lower case more often than capitalised
@@ -91,6 +92,12 @@ class CaseStats:
         for text in texts:
             stats.add(text)
         return stats
+
+    def common(self, word: str) -> bool:
+        """Whether the space writes a word in lower case more often than capitalised
+        mid-sentence: a common word, whatever its case here."""
+        key = word.lower()
+        return self.lower[key] > self.mid_upper[key]
 
     def proper(self, word: str, at_start: bool) -> bool:
         """Whether a capitalised word is a name in this space's usage."""
@@ -223,6 +230,8 @@ def _name_runs(text: str, stats: CaseStats | None) -> Iterable[tuple[str, str, i
             continue
         kind = shape(token)
         word = strip_possessive(token)
+        if kind == "acronym" and stats is not None and stats.common(word):
+            kind = None  # "OK", "BTW": a common word the space mostly writes in lower case
         if _joins(word, kind, start, stats) and len(run) < MAX_NAME_WORDS:
             run.append((word, kind or "name"))
             end = at + len(word)
