@@ -196,8 +196,12 @@ def inherit_replies(
     replied_share × that candidate's similarity (as it was before any inheritance).
     """
     best = [i for i, _ in top(sim.scores, among)]
-    if replied_share > 0 and best:
-        before = [(p, r) for p, r, _, _ in ctx.store.edge_rows(best, ["NEXT"]) if r in best]
+    if not best or (share <= 0 and replied_share <= 0):
+        return
+    turns = [(a, b) for a, b, _, _ in ctx.store.edge_rows(best, ["NEXT"])]  # a, then b
+    if replied_share > 0:
+        chosen = set(best)
+        before = [(p, r) for p, r in turns if r in chosen]
         sim.kinds.update(dict.fromkeys((p for p, _ in before), "episode"))  # NEXT joins turns
         sim.extend(ctx, [p for p, _ in before])
         own = {r: sim.scores[r] for _, r in before}
@@ -207,9 +211,7 @@ def inherit_replies(
         return
     nodes = ctx.store.nodes_by_ids(best)
     asking = {i for i in best if nodes[i].kind == "episode" and "?" in nodes[i].text}
-    if not asking:
-        return
-    replies = [(q, a) for q, a, _, _ in ctx.store.edge_rows(list(asking), ["NEXT"]) if q in asking]
+    replies = [(q, a) for q, a in turns if q in asking]
     sim.kinds.update(dict.fromkeys((a for _, a in replies), "episode"))  # NEXT joins turns
     sim.extend(ctx, [a for _, a in replies])
     for question, answer in replies:
