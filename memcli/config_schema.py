@@ -73,6 +73,10 @@ class LLMConfig:
     timeout: Seconds = 120.0
     max_retries: Amount = 3
     concurrency: Count = 2
+    # Tokens the model sees at once (prompt + reply); 0 = what the server says, else a
+    # provider default (memcli/llm/window.py). Prompts are fitted into it.
+    context_length: Amount = 0
+    max_tokens: Amount = 0  # tokens a reply may take; 0 = a quarter of the window, <= 2048
 
 
 @dataclass(frozen=True, config=_RULES)
