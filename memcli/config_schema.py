@@ -85,6 +85,7 @@ class RetrievalConfig:
     k: Count = 10  # hits returned
     pool: Count = 60  # hits ranked for packing the context (at least k)
     word_budget: Count = 1000  # words of packed context
+    derived_words: Amount = 300  # facts and reflections: words of their own beside word_budget
     candidates: Count = 50  # candidates taken from each signal before fusion
     lexical_weight: Share = 0.5  # share of normalised BM25 in the fused similarity
     related_words: Amount = 3  # per question word, its nearest words in the store (0: off)

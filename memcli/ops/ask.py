@@ -9,7 +9,7 @@ from memcli.answering import AnswerResult, answer_question
 from memcli.errors import LLMNotConfigured, ModelOutputInvalid, UsageError
 from memcli.models import Answer
 from memcli.retrieval import SearchContext, get_retriever
-from memcli.retrieval.pack import pack
+from memcli.retrieval.pack import Packed, pack
 from memcli.retrieval.subjects import subjects_of
 
 #: A context too long for the model is packed again in this share of the words, down to
@@ -78,13 +78,19 @@ def ask(
     }
     subjects = subjects_of(mem.store, ranked, question)
     budget = word_budget or cfg.word_budget
-    packed = pack(ranked, budget, caps, question, subjects)
+
+    def packed_in(words: int) -> Packed:
+        # The derived memories' words shrink in step with the turns'.
+        derived = cfg.derived_words * words // max(1, cfg.word_budget)
+        return pack(ranked, words, caps, question, subjects, derived)
+
+    packed = packed_in(budget)
     result = Answer(question, packed.context, ranked[:k], about=packed.about)
     if chat is not None:
         packs = {budget: packed}
 
         def repack(words: int) -> str:
-            packs[words] = pack(ranked, words, caps, question, subjects)
+            packs[words] = packed_in(words)
             return packs[words].context
 
         reply, words = fitted_answer(mem, question, budget, packed.context, repack)
