@@ -90,7 +90,12 @@ def run(bench: Benchmark, cfg: Any, llm: bool, shared: dict[str, Any]) -> dict[s
             reports.append({"conversation": conv.name, "seconds": seconds, **report.to_dict()})
             mem.close()
     result = summarize_rows(rows, KS, bench.labels)
-    return {"recall": result["recall"], "n": result["n"], "runs": reports}
+    return {
+        "recall": result["recall"],
+        "coverage": result["coverage"],
+        "n": result["n"],
+        "runs": reports,
+    }
 
 
 def stage_totals(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -175,6 +180,8 @@ def _measure(args: argparse.Namespace, url: str) -> dict[str, Any]:
             "questions": plain["n"],
             "recall_no_llm": plain["recall"],
             "recall_llm": model["recall"],
+            "coverage_no_llm": plain["coverage"],
+            "coverage_llm": model["coverage"],
             "stages": stage_totals(model["runs"]),
             "consolidate_s": sum(r["seconds"] for r in model["runs"]),
             "wall_s": time.perf_counter() - started,
