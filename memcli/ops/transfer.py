@@ -99,8 +99,9 @@ def export_space(mem: Memory, out: TextIO, *, vectors: bool = False) -> dict[str
             ends = {"src": public[row["src"]], "dst": public[row["dst"]]}
             _write(out, {"record": "edge", **row, **ends, "props": _json(row["props"])})
             edges += 1
-        for word, blob in store.word_vector_rows(space) if vectors else ():
-            _write(out, {"record": "word", "word": word, "vector": fmt.encode_vector(blob)})
+        for word, blob in store.word_vector_rows(space):
+            vector = {"vector": fmt.encode_vector(blob)} if vectors else {}
+            _write(out, {"record": "word", "word": word, **vector})
     counts = {"sources": len(sources), "nodes": len(nodes), "edges": edges}
     _write(out, {"record": "end", **counts})
     return counts
@@ -266,11 +267,15 @@ def _store_plan(
         if report.embedded:
             entities = {i for i, kind, _ in vectors if kind == "entity"}
             restore_profiles(mem, dict.fromkeys(entities, space))
-        if dump.words and _same_embedder(mem, dump):
-            store.put_word_vectors(space, [(w, _floats(v)) for w, v in dump.words.items()])
+        if _same_embedder(mem, dump):
+            given = [(w, _floats(v)) for w, v in dump.words.items() if v is not None]
+            store.put_word_vectors(space, given)
     if mem.embedder is not None:  # the words the file brought no vector for
+        # Only the words the exported space had embedded: a store that was only ingested
+        # has none, and embedding them here would make the copy find other related words.
+        among = list(dump.words) if dump.lists_words else None
         report.words_embedded = embed_words(
-            store, space, mem.embedder, mem.record_embedder, progress
+            store, space, mem.embedder, mem.record_embedder, progress, among=among
         )
 
 

@@ -324,9 +324,15 @@ WORDS_ADD = (
 )
 WORDS_TAKE = "UPDATE words SET turns = turns - ? WHERE space = ? AND word = ?"
 WORDS_DROP_UNUSED = "DELETE FROM words WHERE space = ? AND turns <= 0"
-WORDS_UNEMBEDDED = "SELECT word FROM words WHERE space = ? AND vector IS NULL ORDER BY word LIMIT ?"
+_WORDS_AMONG = "(?2 IS NULL OR word IN (SELECT value FROM json_each(?2)))"
+WORDS_UNEMBEDDED = (
+    f"SELECT word FROM words WHERE space = ?1 AND vector IS NULL AND {_WORDS_AMONG}"
+    " ORDER BY word LIMIT ?3"
+)
 WORDS_SPACES = "SELECT DISTINCT space FROM words ORDER BY space"
-WORDS_UNEMBEDDED_COUNT = "SELECT count(*) FROM words WHERE space = ? AND vector IS NULL"
+WORDS_UNEMBEDDED_COUNT = (
+    f"SELECT count(*) FROM words WHERE space = ?1 AND vector IS NULL AND {_WORDS_AMONG}"
+)
 WORDS_PUT_VECTOR = "UPDATE words SET vector = ? WHERE space = ? AND word = ?"
 WORDS_CLEAR_VECTORS = "UPDATE words SET vector = NULL WHERE vector IS NOT NULL"
 WORDS_EMBEDDED = (
