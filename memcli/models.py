@@ -140,7 +140,9 @@ class IngestReport:
 
     files: list[str] = field(default_factory=list)
     new: int = 0
-    skipped: int = 0
+    skipped: int = 0  # already stored
+    forgotten: int = 0  # forgotten earlier (pruned), not stored again
+    restored: int = 0  # forgotten earlier, stored again as asked (allow_forgotten)
     invalid: int = 0
     sessions: int = 0
     seconds: float = 0.0
@@ -217,6 +219,7 @@ class PruneReport:
     sources: list[str] = field(default_factory=list)  # paths of the source rows removed
     kept_shared: int = 0  # selected episodes kept because another source still holds them
     cache_entries: int = 0  # model replies dropped from the cache (they may quote the text)
+    forgotten: int = 0  # turns that stay forgotten: ingesting them again skips them
     examples: list[dict[str, str]] = field(default_factory=list)
     vacuumed: bool = False
     bytes_before: int = 0
@@ -235,11 +238,12 @@ class PruneReport:
 class AddReport:
     """What one `add` did: the episode that holds the text, and whether it is new."""
 
-    node_id: str
+    node_id: str | None  # None: forgotten earlier, not stored again
     new: bool  # False: the same text, speaker, session and time was already stored
     session: str
     timestamp: str | None
     source: str
+    forgotten: bool = False  # `prune` forgot this very memory before: not stored again
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -38,16 +38,26 @@ def ingest(out: Output, report: IngestReport) -> None:
         line += f" in {report.sessions} {noun(report.sessions, 'session')}"
     if report.skipped:
         line += f", {report.skipped} already stored"
+    if report.forgotten:
+        line += f", {report.forgotten} forgotten earlier, not stored again"
+    if report.restored:
+        line += f", {report.restored} forgotten earlier, stored again"
     if report.invalid:
         line += f", {report.invalid} invalid {noun(report.invalid, 'record')} skipped"
     line += f" ({files} {noun(files, 'file')}, {report.seconds:.1f} s)"
     out.text(line)
+    if report.forgotten:
+        out.info("pruned turns stay forgotten; --allow-forgotten stores them again")
 
 
 def added(out: Output, report: AddReport) -> None:
     """The id of the episode holding the added text (or one JSON object)."""
     if out.json:
         out.record(report.to_dict())
+        return
+    if report.forgotten:
+        out.text(f"forgotten earlier, not stored again (session {report.session})")
+        out.info("pass --allow-forgotten to store it again")
         return
     state = "stored as" if report.new else "already stored as"
     out.text(f"{state} {report.node_id} (session {report.session})")
@@ -106,10 +116,13 @@ def stats(out: Output, stats: dict[str, Any]) -> None:
         out.record(stats)
         return
     emb, sources, sessions = stats["embedding"], stats["sources"], stats["sessions"]
+    held = f"{sources} {noun(sources, 'source')}, {sessions} {noun(sessions, 'session')}"
+    if stats.get("forgotten"):
+        held += f", {stats['forgotten']:,} forgotten {noun(stats['forgotten'], 'turn')}"
     out.text(
         f"database  {stats['db']} ({stats['bytes']:,} bytes)\n"
         f"space     {stats['space']} (all spaces: {', '.join(stats['spaces']) or '-'})\n"
-        f"sources   {sources} {noun(sources, 'source')}, {sessions} {noun(sessions, 'session')}\n"
+        f"sources   {held}\n"
         f"embedding {emb['provider']}"
         + (f" {emb['model']}" if emb["model"] else "")
         + (f" ({emb['dim']} dims)" if emb["dim"] else "")
@@ -292,6 +305,12 @@ def prune(out: Output, report: PruneReport) -> None:
         lines.append(f"kept {n:,} {noun(n, 'episode')} that another source also holds")
     if report.cache_entries:
         lines.append(f"{report.cache_entries:,} cached model replies dropped")
+    if report.forgotten:
+        n, will = report.forgotten, "would stay" if report.dry_run else "stay"
+        lines.append(
+            f"{n:,} {noun(n, 'turn')} {will} forgotten: ingesting them again skips them "
+            "(ingest --allow-forgotten stores them again)"
+        )
     if report.examples:
         lines.append("examples:")
         lines += [f"  {e['node_id']:<8} {e['kind']:<10} {e['text']}" for e in report.examples]

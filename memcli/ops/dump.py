@@ -9,7 +9,8 @@
     {"record": "edge", "src": "ep12", "dst": "sg40", "type", "weight", "props",
      "created_at"}                                                                          ...
     {"record": "word", "word": "garden", "vector"?}     (each embedded word; vector: with vectors)
-    {"record": "end", "sources": n, "nodes": n, "edges": n}
+    {"record": "forgotten", "key", "forgotten_at"}      (a tombstone: a pruned turn's key)  ...
+    {"record": "end", "sources": n, "nodes": n, "edges": n, "forgotten": n}
 
 Node and edge records carry every column of their table, so attributes that later schema
 migrations add travel without a format change; an import refuses a record with a field its
@@ -18,6 +19,8 @@ end record is how a cut-short file is told from a whole one. Word records name t
 the space's turns that have a vector (memcli.store.words), so an import embeds those and
 no others and the copy finds the same related words. Format 1 (read as well) had no word
 records and format 2 wrote them only with the vectors: an import of those embeds every word.
+Forgotten records (format 3) carry the space's tombstones (memcli.store.forgotten): content
+keys of turns `prune` removed, no text, so a restored space keeps them forgotten.
 This
 module builds records and reads a dump back, checking every record before the caller writes
 anything.
@@ -56,7 +59,8 @@ SPECS: dict[str, dict[str, tuple[Any, ...]]] = {
     "edge": {"src": _TEXT, "dst": _TEXT, "type": _TEXT, "weight": _NUMBER, "props": (dict,),
              "created_at": _TEXT},
     "word": {"word": _TEXT, "vector": (str, None, ...)},
-    "end": {"sources": _INT, "nodes": _INT, "edges": _INT},
+    "forgotten": {"key": _TEXT, "forgotten_at": _TEXT},
+    "end": {"sources": _INT, "nodes": _INT, "edges": _INT, "forgotten": (int, ...)},
 }  # fmt: skip
 
 # Fields of node and edge records that are not columns of the nodes and edges tables.
@@ -103,6 +107,7 @@ class Dump:
     nodes: dict[int, dict[str, Any]] = field(default_factory=dict)  # by row id in the dump
     edges: list[dict[str, Any]] = field(default_factory=list)  # src/dst as row ids
     words: dict[str, bytes | None] = field(default_factory=dict)  # word -> its vector, if given
+    forgotten: dict[str, str] = field(default_factory=dict)  # turn key -> when it was forgotten
 
     @property
     def dim(self) -> int | None:
@@ -207,10 +212,15 @@ class _Reader:
         vector = self._vector(record.get("vector"))
         if record["word"] in self.dump.words:
             self.problem(line, f"word {record['word']!r} appears twice")
-        elif vector is False:
+        elif isinstance(vector, bool):  # False: unusable
             self.problem(line, f"word {record['word']!r}: its vector is not {self.dump.dim} floats")
         else:
             self.dump.words[record["word"]] = vector
+
+    def _forgotten(self, line: int, record: dict[str, Any]) -> None:
+        if record["key"] in self.dump.forgotten:
+            self.problem(line, f"forgotten turn {record['key']!r} appears twice")
+        self.dump.forgotten[record["key"]] = record["forgotten_at"]
 
     def _end(self, line: int, record: dict[str, Any]) -> None:
         self.end = record
@@ -218,8 +228,9 @@ class _Reader:
             "sources": len(self.dump.sources),
             "nodes": len(self.dump.nodes),
             "edges": len(self.dump.edges),
+            "forgotten": len(self.dump.forgotten),
         }
-        wrong = [k for k, n in found.items() if record[k] != n]
+        wrong = [k for k, n in found.items() if record.get(k, n) != n]
         if wrong and not self.problems:
             self.problem(line, f"the end record counts {record[wrong[0]]} {wrong[0]}, found "
                          f"{found[wrong[0]]}")  # fmt: skip

@@ -29,6 +29,7 @@ class StoreStats(TypedDict):
     edges: dict[str, int]  # edge type -> count
     sessions: int
     sources: int
+    forgotten: int  # turns pruned and kept from coming back (tombstones)
     spaces: list[str]
     embedding: EmbeddingInfo
     bytes: int
@@ -76,6 +77,7 @@ def stats(mem: Memory) -> StoreStats:
         "edges": store.count_edges(mem.space),
         "sessions": store.count_sessions(mem.space),
         "sources": len(store.sources(mem.space)),
+        "forgotten": store.count_forgotten(mem.space),
         "spaces": store.spaces(),
         "embedding": {
             "provider": provider,

@@ -102,7 +102,11 @@ def export_space(mem: Memory, out: TextIO, *, vectors: bool = False) -> dict[str
         for word, blob in store.word_vector_rows(space):
             vector = {"vector": fmt.encode_vector(blob)} if vectors else {}
             _write(out, {"record": "word", "word": word, **vector})
+        forgotten = store.forgotten_rows(space)
+        for key, when in forgotten:
+            _write(out, {"record": "forgotten", "key": key, "forgotten_at": when})
     counts = {"sources": len(sources), "nodes": len(nodes), "edges": edges}
+    counts["forgotten"] = len(forgotten)
     _write(out, {"record": "end", **counts})
     return counts
 
@@ -163,6 +167,10 @@ class ImportReport:
     embedded: int = 0  # vectors made by the configured embedder
     vectors_from_file: int = 0
     words_embedded: int = 0  # words of the new turns embedded (the file had no vector)
+    forgotten: int = 0  # turns the space had forgotten, left out
+    forgotten_derived: int = 0  # memories derived only from those, left out
+    tombstones: int = 0  # tombstones of forgotten turns the file brought
+    restored: int = 0  # forgotten turns imported as asked (allow_forgotten)
     seconds: float = 0.0
 
     @property
@@ -239,6 +247,8 @@ def _write_plan(
         store.ensure_vectors(dim)
         store.put_vectors((nid, space, kind, vec) for nid, kind, vec in vectors)
     mem.record_embedder(dim)
+    store.put_forgotten(space, plan.tombstones)
+    store.allow_again(space, plan.restored)
     return edges, sum(1 for t in plan.sources.values() if t is None)
 
 
@@ -301,6 +311,7 @@ def import_dump(
     dry_run: bool,
     stdin: BinaryIO | None,
     progress: Progress | None,
+    allow_forgotten: bool = False,
 ) -> ImportReport:
     """Add a dump's memories to the space; everything is checked before anything is written
     (the defaults are `Memory.import_dump`'s)."""
@@ -313,9 +324,11 @@ def import_dump(
     mem.check_embedder()
     store, space = mem.store, mem.space
     _check_columns(store, dump)
-    plan = make_plan(store, space, dump, episodes_only)
+    plan = make_plan(store, space, dump, episodes_only, allow_forgotten)
     rows = node_rows(dump, plan)
     report = ImportReport(name, dump.header.get("space"), space, dry_run)
+    report.forgotten, report.forgotten_derived = len(plan.forgotten), len(plan.forgotten_derived)
+    report.tombstones, report.restored = len(plan.tombstones), len(plan.restored)
     for row in rows:
         report.new[row["kind"]] = report.new.get(row["kind"], 0) + 1
     report.existing, report.left_out = plan.existing(dump), plan.left_out

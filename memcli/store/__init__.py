@@ -7,6 +7,7 @@
     Words       the words of turns, counted and embedded                (words.py)
     Nodes       nodes, sources and their links; keeps both search tables in step
     Pruning     forgetting: selection, cascade, removal                 (prune.py)
+    Forgotten   tombstones of forgotten turns, so they stay forgotten   (forgotten.py)
     Listing     filtered, paged browsing for `memcli list`              (listing.py)
     Transfer    whole-space reads and id-keeping writes: export/import  (transfer.py)
     Edges, Work, Stats   edges; cache, runs, marks, locks; counts
@@ -20,6 +21,7 @@ from pathlib import Path
 from memcli.errors import DatabaseError
 from memcli.store.db import connect, connect_read_only, read_only_reason
 from memcli.store.edges import Edges
+from memcli.store.forgotten import Forgotten
 from memcli.store.listing import Listing
 from memcli.store.migrations import migrate, pending_migrations
 from memcli.store.prune import Pruning
@@ -30,7 +32,7 @@ from memcli.store.work import CONSOLIDATION_LOCK, Work
 __all__ = ["CONSOLIDATION_LOCK", "Store", "open_store"]
 
 
-class Store(Pruning, Listing, Transfer, Edges, Work, Stats):
+class Store(Pruning, Forgotten, Listing, Transfer, Edges, Work, Stats):
     """A migrated connection to one memcli database file."""
 
 

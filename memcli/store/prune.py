@@ -53,6 +53,19 @@ def support_pairs(rows: Iterable[tuple[int, int, str, str, str]]) -> Iterator[tu
                 yield src, dst
 
 
+def next_bridges(nxt: dict[int, int], removed: set[int]) -> list[tuple[int, int]]:
+    """(src, dst) NEXT links that join a chain (src -> its next) across removed links."""
+    bridges = []
+    for src, dst in nxt.items():
+        if src in removed or dst not in removed:
+            continue
+        while dst in removed and dst in nxt:
+            dst = nxt[dst]
+        if dst not in removed:
+            bridges.append((src, dst))
+    return bridges
+
+
 class Pruning(Nodes):
     """Selecting what to forget, the cascade, and removing it."""
 
@@ -189,15 +202,7 @@ class Pruning(Nodes):
         where = f"type = 'NEXT' AND ({sql.in_json('src')} OR {sql.in_json('dst')})"
         rows = self.table("edges").rows_where(where, [ids, ids], select="src, dst")
         nxt = {int(row["src"]): int(row["dst"]) for row in rows}
-        bridges = []
-        for src, dst in nxt.items():
-            if src in removed or dst not in removed:
-                continue
-            while dst in removed and dst in nxt:
-                dst = nxt[dst]
-            if dst not in removed:
-                bridges.append(Edge(src, dst, "NEXT"))
-        return bridges
+        return [Edge(src, dst, "NEXT") for src, dst in next_bridges(nxt, removed)]
 
     # -- removing ----------------------------------------------------------------------
 
