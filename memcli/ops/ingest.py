@@ -84,20 +84,17 @@ def _bad_records_fix(plans: Sequence[_Plan]) -> str:
     )
 
 
-def _embed_new(mem: Memory, plans: list[_Plan], progress: Progress) -> tuple[list[Any], float]:
-    """Vectors for every new episode of every plan (None entries when embeddings are off)."""
+def _embed_plan(mem: Memory, plan: _Plan, progress: Progress) -> tuple[list[Any], float]:
+    """Vectors for the plan's new episodes (None entries when embeddings are off), and the
+    seconds it took."""
     texts = [
-        embedding_text(p.episodes[i].text, p.episodes[i].speaker)
-        for p in plans
-        for i in p.new_index
+        embedding_text(plan.episodes[i].text, plan.episodes[i].speaker) for i in plan.new_index
     ]
     embedder = mem.embedder
     if embedder is None or not texts:
         return [None] * len(texts), 0.0
-    progress.start("embedding turns", len(texts))
     started = time.perf_counter()
     vectors = embed_all(embedder, texts, progress.advance)
-    progress.finish()
     return vectors, time.perf_counter() - started
 
 
@@ -239,21 +236,27 @@ def store_plans(
     for plan in plans:
         _plan_new(mem, plan, allow_forgotten)
         report.invalid += plan.invalid
-    vectors, report.embed_seconds = _embed_new(mem, plans, progress)
-    offset = 0
+    total = sum(len(p.new_index) for p in plans)
+    shown = mem.embedder is not None and total > 0
+    if shown:
+        progress.start("embedding turns", total)
     sessions: set[str] = set()
+    # File by file, each embedded then committed: work cut short (Ctrl-C, a model server
+    # gone) keeps the files before it, and running the same command again does the rest.
     for plan in plans:
         if not plan.source.records:  # an empty file leaves no trace
             continue
-        count = len(plan.new_index)
-        written = _write(mem, plan, vectors[offset : offset + count], allow_forgotten)
-        offset += count
+        vectors, seconds = _embed_plan(mem, plan, progress)
+        report.embed_seconds += seconds
+        written = _write(mem, plan, vectors, allow_forgotten)
         forgotten = 0 if allow_forgotten else sum(k in plan.forgotten for k in plan.keys)
         report.new += written.inserted
         report.forgotten += forgotten
         report.restored += written.restored
         report.skipped += len(plan.episodes) - written.inserted - forgotten
         sessions |= written.sessions
+    if shown:
+        progress.finish()
     report.sessions = len(sessions)
     report.seconds = time.perf_counter() - started
     return report
