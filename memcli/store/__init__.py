@@ -41,7 +41,13 @@ def open_store(path: str | os.PathLike[str]) -> Store:
     process may not write is opened read-only: reads work, writes raise ReadOnlyStore."""
     target = Path(path).expanduser()
     read_only = read_only_reason(target)
-    conn = connect(target) if read_only is None else connect_read_only(target)
+    new = not target.exists()
+    try:
+        conn = connect(target) if read_only is None else connect_read_only(target)
+    except BaseException:
+        if new:  # e.g. a full disk: no empty file left where a store was to be
+            _remove_new(target)
+        raise
     try:
         if read_only is not None and pending_migrations(conn):
             raise DatabaseError(
@@ -52,5 +58,13 @@ def open_store(path: str | os.PathLike[str]) -> Store:
         migrate(conn)
     except BaseException:
         conn.close()
+        if new:
+            _remove_new(target)
         raise
     return Store(conn, target, read_only)
+
+
+def _remove_new(target: Path) -> None:
+    """Remove a store file this process was creating, with SQLite's files beside it."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)

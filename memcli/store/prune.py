@@ -20,10 +20,10 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from memcli.errors import DatabaseError
+from memcli.errors import DatabaseError, DiskFull
 from memcli.models import Edge
 from memcli.store import sql
-from memcli.store.db import sqlite_module
+from memcli.store.db import disk_full, sqlite_module
 from memcli.store.nodes import Nodes
 
 # Edge types whose source end is the derived node and whose target is what it came from.
@@ -247,6 +247,9 @@ class Pruning(Nodes):
             self.conn.execute(sql.VACUUM)
             busy, _, _ = self.conn.execute(sql.WAL_TRUNCATE).fetchone()
         except sqlite3.OperationalError as exc:
+            if disk_full(exc):
+                what = "the vacuum needs room for a copy of the store, and was not done"
+                raise DiskFull(self.path, what) from None
             raise DatabaseError(
                 f"could not vacuum the database: {exc}",
                 fix="run `memcli prune --vacuum --yes` again once other memcli processes finish",

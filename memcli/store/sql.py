@@ -40,6 +40,7 @@ COMMIT = "COMMIT"
 ROLLBACK = "ROLLBACK"
 VACUUM = "VACUUM"
 USER_VERSION = "PRAGMA user_version"
+DATABASE_LIST = "PRAGMA database_list"
 DATA_VERSION = "PRAGMA data_version"  # moves when another connection commits
 SET_USER_VERSION = "PRAGMA user_version = {:d}"  # pragmas take no bound parameters
 BUSY_TIMEOUT = "PRAGMA busy_timeout = {:d}"
