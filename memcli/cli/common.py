@@ -18,7 +18,7 @@ import typer
 
 from memcli.cli.helptext import paragraphs
 from memcli.errors import MemcliError, Terminated, UsageError, did_you_mean
-from memcli.output import Output, silence_stdout
+from memcli.present.output import Output, silence_stdout
 
 if TYPE_CHECKING:
     from memcli.config import Config
