@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memcli.answering import AnswerResult, answer_question
+from memcli.context.pack import pack
+from memcli.context.subjects import subjects_of
 from memcli.errors import LLMNotConfigured, ModelOutputInvalid, UsageError
 from memcli.models import Answer
 from memcli.retrieval import SearchContext, get_retriever
-from memcli.retrieval.pack import pack
-from memcli.retrieval.subjects import subjects_of
 
 if TYPE_CHECKING:
     from memcli.llm import ChatModel
