@@ -32,7 +32,7 @@ from pydantic import Field
 
 from memcli.config import Config
 from memcli.errors import ConfigError, LLMNotConfigured, MemcliError, UsageError
-from memcli.ops import Memory
+from memcli.memory import Memory
 from memcli.ops.prune import Selection
 from memcli.present.inspect import provenance
 

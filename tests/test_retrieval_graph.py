@@ -10,8 +10,8 @@ import pytest
 
 from memcli.context.pack import pack
 from memcli.eval.metrics import ranked_refs
+from memcli.memory import Memory
 from memcli.models import Hit, Node
-from memcli.ops import Memory
 from memcli.ops.ask import search_context
 from memcli.retrieval import get_retriever, strategy_names
 from memcli.retrieval.cues import Cues, is_temporal, named_people, time_bearing

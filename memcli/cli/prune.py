@@ -13,8 +13,8 @@ from memcli.errors import UsageError
 from memcli.present.prune import show_prune
 
 if TYPE_CHECKING:
+    from memcli.memory import Memory
     from memcli.models import PruneReport
-    from memcli.ops import Memory
     from memcli.ops.prune import Selection
 
 Sources = Annotated[

@@ -17,7 +17,7 @@ from memcli.cli.root import app
 from memcli.present.transfer import show_export, show_import
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
+    from memcli.memory import Memory
 
 Output = Annotated[
     Path | None,
@@ -110,7 +110,7 @@ def _target(state: State, dry_run: bool) -> Iterator[Memory]:
         with memory(state, create=True) as mem:
             yield mem
         return
-    from memcli.ops import Memory
+    from memcli.memory import Memory
     from memcli.store import open_store
 
     with tempfile.TemporaryDirectory(prefix="memcli-import-") as scratch:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from memcli.config import Config, ConsolidationConfig
     from memcli.consolidate.entity_index import EntityIndex
     from memcli.consolidate.names import CaseStats
+    from memcli.consolidate.options import ConsolidateOptions
     from memcli.llm import ChatModel, Embedder
     from memcli.store import Store
 
@@ -151,16 +152,17 @@ class RunContext:
 class Job:
     """One consolidation run: its context, settings, unit limit and shared caches."""
 
-    def __init__(self, ctx: RunContext, *, flush: bool = False, limit: int | None = None) -> None:
+    def __init__(self, ctx: RunContext, options: ConsolidateOptions) -> None:
         self.ctx = ctx
+        self.options = options
         self.store = ctx.store
         self.space = ctx.space
         self.cfg: ConsolidationConfig = ctx.config.consolidation
         self.prompts_dir = ctx.config.prompts_dir
         self.concurrency = ctx.config.llm.concurrency
         self.chat_model = ctx.chat
-        self.flush = flush
-        self.limit = limit
+        self.flush = options.flush  # also close the newest session's buffer
+        self.limit = options.limit  # units of work per stage
         self.selected: frozenset[str] = frozenset(STAGES)
         self.progress = ctx.progress
         self.stages: dict[str, Stage] = {}

@@ -17,7 +17,7 @@ from memcli.progress import NoProgress, Progress
 from memcli.timeexpr import time_refs
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
     from memcli.readers import Source
 
 
@@ -83,7 +83,7 @@ def _bad_records_fix(plans: Sequence[_Plan]) -> str:
     )
 
 
-def _embed_new(mem: Memory, plans: list[_Plan], progress: Progress) -> tuple[list[Any], float]:
+def _embed_new(mem: MemoryBase, plans: list[_Plan], progress: Progress) -> tuple[list[Any], float]:
     """Vectors for every new episode of every plan (None entries when embeddings are off)."""
     texts = [
         embedding_text(p.episodes[i].text, p.episodes[i].speaker)
@@ -121,7 +121,7 @@ def _episode_row(ep: Episode, key: str, session: str, seq: int) -> dict[str, Any
 
 
 def _insert_episodes(
-    mem: Memory, plan: _Plan, vectors: list[Any], skip: set[str]
+    mem: MemoryBase, plan: _Plan, vectors: list[Any], skip: set[str]
 ) -> tuple[int, set[str]]:
     """Insert the plan's new episodes in order, chaining each session with NEXT edges."""
     store, space = mem.store, mem.space
@@ -157,7 +157,7 @@ def _insert_episodes(
     return len(ids), set(seqs)
 
 
-def _write(mem: Memory, plan: _Plan, vectors: list[Any]) -> tuple[int, set[str]]:
+def _write(mem: MemoryBase, plan: _Plan, vectors: list[Any]) -> tuple[int, set[str]]:
     """Write one file's new episodes, its source row and provenance links atomically."""
     store, space = mem.store, mem.space
     with store.transaction():
@@ -183,7 +183,7 @@ def _write(mem: Memory, plan: _Plan, vectors: list[Any]) -> tuple[int, set[str]]
 
 
 def ingest(
-    mem: Memory,
+    mem: MemoryBase,
     paths: Sequence[str],
     *,
     fmt: str | None = None,
@@ -199,7 +199,7 @@ def ingest(
 
 
 def store_plans(
-    mem: Memory, plans: list[_Plan], progress: Progress, started: float
+    mem: MemoryBase, plans: list[_Plan], progress: Progress, started: float
 ) -> IngestReport:
     """Embed and write the planned sources' new episodes, one transaction per source."""
     report = IngestReport(files=[p.source.name for p in plans])
