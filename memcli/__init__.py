@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from memcli.config import Config
-    from memcli.consolidate.common import ConsolidateReport
+    from memcli.consolidate.reports import ConsolidateReport
     from memcli.errors import MemcliError
     from memcli.memory import Memory
     from memcli.models import AddReport, Answer, Hit, IngestReport, Node, PruneReport
@@ -46,7 +46,7 @@ _EXPORTS = {
     "IngestReport": "memcli.models",
     "Node": "memcli.models",
     "PruneReport": "memcli.models",
-    "ConsolidateReport": "memcli.consolidate.common",
+    "ConsolidateReport": "memcli.consolidate.reports",
     "NodeView": "memcli.ops.inspect",
     "StoreStats": "memcli.ops.inspect",
     "ReindexReport": "memcli.ops.reindex",

@@ -16,7 +16,7 @@ from memcli.errors import UsageError
 from memcli.ops.base import MemoryBase
 
 if TYPE_CHECKING:
-    from memcli.consolidate.common import ConsolidateReport
+    from memcli.consolidate.reports import ConsolidateReport
     from memcli.models import AddReport, Answer, IngestReport, PruneReport
     from memcli.ops.inspect import NodeView, StoreStats
     from memcli.ops.listing import ListQuery, MemoryPage

@@ -12,7 +12,7 @@ from memcli.errors import WorkLeftPending
 from memcli.present.consolidate import show_consolidation
 
 if TYPE_CHECKING:
-    from memcli.consolidate.common import ConsolidateReport
+    from memcli.consolidate.reports import ConsolidateReport
 
 Flush = Annotated[
     bool, typer.Option("--flush", help="Also close open session buffers (the latest turns).")

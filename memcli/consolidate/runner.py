@@ -17,16 +17,9 @@ import time
 from collections.abc import Sequence
 
 from memcli.consolidate.buffer import pending_buffers
-from memcli.consolidate.common import (
-    LLM_ONLY,
-    STAGES,
-    ConsolidateReport,
-    Job,
-    RunContext,
-    Stage,
-    StageReport,
-)
+from memcli.consolidate.common import Job, RunContext, Stage
 from memcli.consolidate.options import ConsolidateOptions
+from memcli.consolidate.reports import LLM_ONLY, STAGES, ConsolidateReport, StageReport
 from memcli.errors import Terminated
 
 NO_LLM_REASON = "needs an LLM (--no-llm, or llm.provider none)"

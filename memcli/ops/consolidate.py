@@ -15,14 +15,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memcli.consolidate.common import STAGES, ConsolidateReport, RunContext, StageReport
+from memcli.consolidate.common import RunContext
+from memcli.consolidate.reports import ConsolidateReport
 from memcli.progress import NoProgress, Progress
 
 if TYPE_CHECKING:
     from memcli.consolidate.options import ConsolidateOptions
     from memcli.ops.base import MemoryBase
-
-__all__ = ["STAGES", "ConsolidateReport", "StageReport", "consolidate"]
 
 
 def consolidate(

@@ -10,7 +10,7 @@ from rich.table import Table
 from memcli.present.common import new_table, noun
 
 if TYPE_CHECKING:
-    from memcli.consolidate.common import ConsolidateReport, StageReport
+    from memcli.consolidate.reports import ConsolidateReport, StageReport
     from memcli.present.output import Output
 
 _STAGE_COLUMNS = ("stage", "status", "units", "nodes", "edges", "calls", "cached", "failed")
