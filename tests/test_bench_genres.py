@@ -7,6 +7,7 @@ import dataclasses
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,8 +39,9 @@ def _cfg(server: FakeModelServer) -> Config:
     return Config(embedding=embedding)
 
 
-def _evaluate(cfg: Config, chat_dir: Path, cache: Path, *specs: str, **flags: bool):
+def _evaluate(cfg: Config, chat_dir: Path, cache: Path, *specs: str, **flags: Any):
     args = genres.parse_args([*(f"--variant={s}" for s in specs), "--cache", str(cache)])
+    args.baseline = flags.get("baseline")
     args.rebuild, args.fires = flags.get("rebuild", False), flags.get("fires", False)
     genre = genres.Genre("chat", chats.benchmark([str(chat_dir)]))
     prepared = genres.prepare(cfg, [parse_variant(s) for s in specs])
@@ -106,13 +108,16 @@ def test_the_store_key_follows_the_inputs_settings_and_building_code(
 def test_fires_count_questions_and_turns_each_pattern_marks(
     fake_server: FakeModelServer, chat_dir: Path, tmp_path: Path
 ) -> None:
-    record, _ = _evaluate(_cfg(fake_server), chat_dir, tmp_path / "cache", "hybrid", fires=True)
+    record, _ = _evaluate(
+        _cfg(fake_server), chat_dir, tmp_path / "cache", "lex=lexical", "hybrid",
+        fires=True, baseline="hybrid",
+    )  # fmt: skip
     fires = record["fires"]["chat"]
     assert fires["questions"] == 4 and fires["turns"]["turns"] == 12
     counted = fires["fires"]
     assert counted["shapes._ORDER (order, progression)"] == 1, ORDERED
     assert counted["cues._SELF (I/my in the question)"] == 2
-    assert counted["assistant chat (rule cue on)"] == 4, "a user talks with an assistant"
+    assert counted["assistant chat (rule cue on)"] == 4, "recorded while the baseline answered"
     assert counted["temporal cue"] == counted["cues._TEMPORAL_QUESTION (asks about time)"]
     table = "\n".join(genre_report.fires_tables(record))
     assert "| shapes._ORDER (order, progression) | 1 |" in table

@@ -97,9 +97,11 @@ def patched(patches: Mapping[str, str]) -> Iterator[None]:
 
 
 class Probe:
-    """Records, per question, which store-dependent cues and channels of `hybrid` fired."""
+    """Records, per question, which store-dependent cues and channels of `hybrid` fired
+    while `variant` answered."""
 
-    def __init__(self) -> None:
+    def __init__(self, variant: str) -> None:
+        self.variant = variant
         self.fired: dict[Any, dict[str, bool]] = {}
         self.turns: dict[str, dict[str, int]] = {}  # genre -> pattern -> turns (genre_fires)
 

@@ -106,7 +106,7 @@ def ask_conversation(
     shared: dict[str, Any], probe: Probe | None = None,
 ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
     """Every variant's rows for one conversation's built store, asked question by question
-    in turn; the probe (if any) records what fires for the first variant."""
+    in turn; the probe (if any) records what fires for its variant."""
     first, *rest = prepared
     mems = {first.variant.name: Memory(_on(first.cfg, db), **shared)}
     store = mems[first.variant.name].store
@@ -116,7 +116,11 @@ def ask_conversation(
         for index, qa in enumerate(conv.questions):
             for p in prepared:
                 key = (genre.name, conv.name, index)
-                watch = probe.recording(key) if probe is not None and p is first else nullcontext()
+                watch = (
+                    probe.recording(key)
+                    if probe and probe.variant == p.variant.name
+                    else nullcontext()
+                )
                 with patched(p.patches), watch:
                     mem = mems[p.variant.name]
                     scored, _ = score_question(mem, conv, qa, p.variant.strategy, ks)
@@ -146,7 +150,8 @@ def evaluate(
     """Build (or reuse) every store, ask every variant every question; the run's record."""
     shared = shared_models(cfg)
     code = code_hash()
-    probe = Probe() if args.fires else None
+    watched = args.baseline or prepared[0].variant.name
+    probe = Probe(watched) if args.fires else None
     variants: dict[str, dict[str, Any]] = {
         p.variant.name: {"spec": p.variant.spec(), "genres": {}} for p in prepared
     }
