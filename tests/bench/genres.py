@@ -204,6 +204,8 @@ def merge_saved(run: dict[str, Any], paths: list[str]) -> None:
                 if theirs is None or _keys(theirs) != rows:
                     raise SystemExit(f"{path}: {name!r} did not ask this run's {genre} questions")
             run["variants"][name] = {**variant, "saved": f"{path} ({saved.get('commit')})"}
+        if not run.get("fires"):  # a report from saved runs alone shows the first's counts
+            run["fires"] = saved.get("fires")
 
 
 def _keys(rows: list[dict[str, Any]]) -> list[tuple[str, int, str]]:
