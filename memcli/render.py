@@ -27,9 +27,11 @@ def noun(n: int, word: str) -> str:
 
 def ingest(out: Output, report: IngestReport) -> None:
     """One summary line (or one JSON object) for an ingest run; nothing under -q."""
-    if out.json:
+    if out.json:  # the warnings are in the record
         out.record(report.to_dict())
         return
+    for warning in report.warnings:
+        out.info(f"memcli: warning: {warning}")
     if out.quiet:
         return
     files = len(report.files)
