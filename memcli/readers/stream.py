@@ -222,7 +222,7 @@ def open_input(path: str, stdin: BinaryIO | None, limits: Limits) -> Input:
             content = name.removesuffix(".gz")
             return Input(name, unpacked, "gzip data", content_name=content, owned=owned)
         if head.startswith(ZIP_MAGICS):
-            member = _zip_member(name, stream, owned is not None, limits)
+            member = _zip_member(name, owned or stream, owned is not None, limits)
             return Input(name, member, "zip archive", content_name=EXPORT_MEMBER, owned=owned)
     except BaseException:
         if owned is not None:
@@ -251,7 +251,9 @@ def _open_file(path: str) -> BinaryIO:
 
 def _zip_member(name: str, stream: BinaryIO, seekable: bool, limits: Limits) -> BinaryIO:
     """The conversations.json inside a ChatGPT or Claude export zip, opened for reading."""
-    if not seekable:  # a zip's index is at its end: stdin is read first, up to the limit
+    if seekable:
+        stream.seek(0)
+    else:  # a zip's index is at its end: stdin is read first, up to the limit
         whole = Input(name, stream, text=False).read_all(limits.document_bytes, "the zip is")
         stream = io.BytesIO(whole)
     try:
