@@ -42,6 +42,8 @@ def ingest(out: Output, report: IngestReport) -> None:
         line += f", {report.skipped} already stored"
     if report.invalid:
         line += f", {report.invalid} invalid {noun(report.invalid, 'record')} skipped"
+    if report.secrets_masked:
+        line += f", {report.secrets_masked} {noun(report.secrets_masked, 'secret')} masked"
     line += f" ({files} {noun(files, 'file')}, {report.seconds:.1f} s)"
     out.text(line)
 

@@ -231,6 +231,24 @@ def ingest(
     return store_plans(mem, plans, progress or NoProgress(), started)
 
 
+def _mask_secrets(plans: list[_Plan]) -> int:
+    """Replace credentials in the new turns' text and string props by their marks
+    (memcli.redact); the content keys stay those of the text as read, so the setting does
+    not change which turns count as already stored. Returns how many were masked."""
+    from memcli.redact import mask_secrets
+
+    total = 0
+    for plan in plans:
+        for ep in (plan.episodes[i] for i in plan.new_index):
+            ep.text, count = mask_secrets(ep.text)
+            total += count
+            for key, value in ep.props.items():
+                if isinstance(value, str):
+                    ep.props[key], count = mask_secrets(value)
+                    total += count
+    return total
+
+
 def store_plans(
     mem: Memory, plans: list[_Plan], progress: Progress, started: float
 ) -> IngestReport:
@@ -241,6 +259,8 @@ def store_plans(
         plan.new_index = [i for i, k in enumerate(plan.keys) if k not in present]
         report.invalid += plan.invalid
         report.warnings += plan.source.warnings
+    if mem.cfg.ingest.mask_secrets:
+        report.secrets_masked = _mask_secrets(plans)
     vectors, report.embed_seconds = _embed_new(mem, plans, progress)
     offset = 0
     sessions: set[str] = set()
