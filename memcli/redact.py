@@ -62,9 +62,7 @@ _RULES = (
         re.compile(r"\b(?P<token>(?P<prefix>eyJ)[\w-]{10,}\.eyJ[\w-]{10,}\.[\w-]{10,})"),
         _token(),
     ),
-    _Rule(
-        re.compile(r"(?i)\b(?P<prefix>bearer )(?P<token>[A-Za-z0-9._~+/-]{20,}=*)"), _token()
-    ),
+    _Rule(re.compile(r"(?i)\b(?P<prefix>bearer )(?P<token>[A-Za-z0-9._~+/-]{20,}=*)"), _token()),
     # `password: hunter2`, `api_key = "…"`: a label that says the value is a secret.
     _Rule(
         re.compile(
