@@ -145,6 +145,8 @@ class IngestReport:
     sessions: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)  # `file:line: ...`: stored, but note it
+    secrets_masked: int = 0  # credentials replaced by [secret …] marks (ingest.mask_secrets)
 
     def to_dict(self) -> dict[str, Any]:
         rounded = {"seconds": round(self.seconds, 3), "embed_seconds": round(self.embed_seconds, 3)}

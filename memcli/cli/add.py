@@ -56,7 +56,8 @@ def add(
     """
     from memcli.ops.add import read_text
 
-    body = read_text(sys.stdin.buffer) if text == "-" else text
     with memory(state, create=True) as mem:
+        limit = mem.cfg.ingest.max_message_bytes
+        body = read_text(sys.stdin.buffer, limit=limit) if text == "-" else text
         report = mem.add(body, role=role, session=session, time=time, source=source)
     show_added(state.out, report)

@@ -13,9 +13,11 @@ if TYPE_CHECKING:
 
 def show_ingest(out: Output, report: IngestReport) -> None:
     """One summary line (or one JSON object) for an ingest run; nothing under -q."""
-    if out.json:
+    if out.json:  # the warnings are in the record
         out.record(report.to_dict())
         return
+    for warning in report.warnings:
+        out.info(f"memcli: warning: {warning}")
     if out.quiet:
         return
     files = len(report.files)
@@ -26,6 +28,8 @@ def show_ingest(out: Output, report: IngestReport) -> None:
         line += f", {report.skipped} already stored"
     if report.invalid:
         line += f", {report.invalid} invalid {noun(report.invalid, 'record')} skipped"
+    if report.secrets_masked:
+        line += f", {report.secrets_masked} {noun(report.secrets_masked, 'secret')} masked"
     line += f" ({files} {noun(files, 'file')}, {report.seconds:.1f} s)"
     out.text(line)
 
