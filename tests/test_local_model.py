@@ -12,8 +12,8 @@ import pytest
 from memcli.config import EmbeddingConfig, load_config
 from memcli.llm import create_embedder
 from memcli.llm.local import bundled_model_dir
+from memcli.memory import Memory
 from memcli.models import embedding_text
-from memcli.ops import Memory
 from memcli.store import open_store
 from tests.cli_runner import Memcli
 from tests.data.embeddings.make_reference import chat_texts
