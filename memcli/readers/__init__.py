@@ -25,8 +25,12 @@ from memcli.readers import chat, chatgpt, claude, jsonl, locomo, transcript
 class Reader(Protocol):
     """What a format module provides (modules satisfy this structurally)."""
 
-    NAME: str
-    SUFFIXES: tuple[str, ...]
+    @property
+    def NAME(self) -> str:  # a module constant: read-only here, so any tuple of suffixes fits
+        ...
+
+    @property
+    def SUFFIXES(self) -> tuple[str, ...]: ...
 
     def read(self, text: str, name: str, default_session: str) -> Iterator[Episode | BadRecord]:
         """Yield the records of a decoded document."""
