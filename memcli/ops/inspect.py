@@ -101,8 +101,8 @@ _PENDING_KIND = {
     "supersede": "fact",
     "reflect": "fact",
 }
-_RUN_FIELDS = ("status", "started_at", "finished_at", "items", "nodes", "edges", "llm_calls")
-_RUN_FIELDS += ("cache_hits", "prompt_tokens", "completion_tokens", "failures")
+_RUN_FIELDS = ("status", "started_at", "finished_at", "items", "nodes", "edges", "llm_calls",
+               "cache_hits", "prompt_tokens", "completion_tokens", "failures")  # fmt: skip
 
 
 def consolidation_health(mem: MemoryBase) -> dict[str, Any]:
