@@ -6,6 +6,7 @@ Loading, layering and error messages live in `memcli.config`, which re-exports t
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -38,6 +39,18 @@ def _null_word(value: Any) -> Any:
 
 
 MaybeText = Annotated[str | None, BeforeValidator(_null_word)]
+
+
+def _path_list(value: Any) -> Any:
+    """A list of directories; an environment variable gives them joined like $PATH."""
+    value = _null_word(value)
+    if isinstance(value, str):
+        return [part for part in value.split(os.pathsep) if part.strip()]
+    return value
+
+
+MaybePaths = Annotated[list[str] | None, BeforeValidator(_path_list)]
+MaybeNames = Annotated[list[Name] | None, BeforeValidator(_path_list)]
 
 # Unknown keys are errors; numbers are accepted where text is expected (model: 7).
 _RULES = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
@@ -166,6 +179,27 @@ class ConsolidationConfig:
     entity_merge_threshold: Share = 0.9  # cosine (with shared letters) merging two entity names
 
 
+MIB = 1 << 20
+
+
+@dataclass(frozen=True, config=_RULES)
+class IngestConfig:
+    # How much of the input is held in memory at once: a line of a line format (JSONL,
+    # transcript) is read up to max_message_bytes and never whole.
+    max_message_bytes: Count = MIB  # largest message (and JSONL line) accepted
+    max_document_bytes: Count = 256 * MIB  # largest whole-JSON file (chat, LoCoMo, exports)
+    mask_secrets: bool = True  # API keys, tokens, private keys, passwords -> [secret sk-…2f9a]
+
+
+@dataclass(frozen=True, config=_RULES)
+class McpConfig:
+    token: MaybeText = None  # bearer token `mcp --http` requires; None = a new one per start
+    ingest_dirs: MaybePaths = None  # where the ingest tool may read; None = anywhere on stdio,
+    # nowhere over --http
+    spaces: MaybeNames = None  # the spaces clients may use; None = any
+    allow_forget_all: bool = False  # forget may select a whole space (sessions "*")
+
+
 @dataclass(frozen=True, config=_RULES)
 class Config:
     db: MaybeText = None  # None = default_db_path()
@@ -175,6 +209,8 @@ class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
+    mcp: McpConfig = field(default_factory=McpConfig)
     source_file: str | None = field(default=None, compare=False)  # which file was read
 
     @property

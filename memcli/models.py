@@ -145,6 +145,8 @@ class IngestReport:
     sessions: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)  # `file:line: ...`: stored, but note it
+    secrets_masked: int = 0  # credentials replaced by [secret …] marks (ingest.mask_secrets)
 
     def to_dict(self) -> dict[str, Any]:
         rounded = {"seconds": round(self.seconds, 3), "embed_seconds": round(self.embed_seconds, 3)}
@@ -170,7 +172,7 @@ class Statement:
 @dataclass
 class SubjectGroup:
     """What the packed memories say about one subject (a named thing, or a speaker the
-    question names), oldest first (memcli.retrieval.about)."""
+    question names), oldest first (memcli.context.about)."""
 
     subject: str
     statements: list[Statement] = field(default_factory=list)
@@ -188,7 +190,7 @@ class Answer:
     hits: list[Hit]
     answer: str | None = None
     citations: list[str] = field(default_factory=list)
-    # The packed context's subject groups (memcli.retrieval.about), as data.
+    # The packed context's subject groups (memcli.context.about), as data.
     about: list[SubjectGroup] = field(default_factory=list)
     # What the answer cost: llm_calls, cache_hits, prompt_tokens, completion_tokens (tokens
     # as recorded, also for cached replies). For library callers; not part of --json.

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from memcli.config import Config, EmbeddingConfig
 from memcli.errors import InvalidInput
+from memcli.memory import Memory
 from memcli.models import BadRecord, Episode
-from memcli.ops import Memory
 from memcli.readers import read_source
 from tests.cli_runner import Memcli, clean_env, run_process
 from tests.reliability import counts, write_config
@@ -71,7 +71,7 @@ def _mode_000(tmp: Path) -> Path:
 CASES: list[tuple[str, Callable[[Path], Path], list[str], str]] = [
     (
         "binary garbage",
-        _write("blob.jsonl", bytes(range(256)) * 64),
+        _write("blob.jsonl", bytes(range(1, 256)) * 64),
         [],
         r":2: not UTF-8 text \(byte 0x80 at column 118\)",
     ),

@@ -53,7 +53,7 @@ def memory_for(
     conv: Conversation, cfg: Config, workdir: Path, shared: dict[str, Any], consolidate: bool
 ) -> tuple[Any, dict[str, float]]:
     """A fresh store holding only this conversation's turns, and what it took to build."""
-    from memcli.ops import Memory
+    from memcli.memory import Memory
 
     mem = Memory(dataclasses.replace(cfg, db=str(workdir / "memory.db"), space="default"), **shared)
     timing = {"ingest_s": 0.0, "consolidate_s": 0.0}

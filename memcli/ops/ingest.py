@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -17,8 +18,8 @@ from memcli.progress import NoProgress, Progress
 from memcli.timeexpr import time_refs
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
-    from memcli.readers import Source
+    from memcli.ops.base import MemoryBase
+    from memcli.readers import Limits, Source
 
 
 @dataclass
@@ -38,13 +39,29 @@ def episode_key(ep: Episode, occurrence: int) -> str:
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()[:32]
 
 
+def read_limits(mem: MemoryBase) -> Limits:
+    """How much of an input is held at once, from the `ingest` settings."""
+    from memcli.readers import Limits
+
+    settings = mem.cfg.ingest
+    return Limits(settings.max_message_bytes, settings.max_document_bytes)
+
+
 def _read_all(
-    paths: Sequence[str], fmt: str | None, skip_invalid: bool, stdin: BinaryIO | None
+    mem: MemoryBase,
+    paths: Sequence[str],
+    fmt: str | None,
+    skip_invalid: bool,
+    stdin: BinaryIO | None,
 ) -> list[_Plan]:
     """Read and validate every input before anything is written."""
     from memcli.readers import read_source
 
-    return plan_sources([read_source(p, fmt, stdin=stdin) for p in paths], skip_invalid)
+    limits = read_limits(mem)
+    sources = [
+        read_source(p, fmt, stdin=stdin, skip_invalid=skip_invalid, limits=limits) for p in paths
+    ]
+    return plan_sources(sources, skip_invalid)
 
 
 def plan_sources(sources: Sequence[Source], skip_invalid: bool = False) -> list[_Plan]:
@@ -68,9 +85,25 @@ def plan_sources(sources: Sequence[Source], skip_invalid: bool = False) -> list[
     return plans
 
 
+_OVER_LIMIT = re.compile(r"is \d+ bytes, over the .+ limit$")
+
+
 def _bad_records_fix(plans: Sequence[_Plan]) -> str:
     """How to get past bad records; when not one record of a file could be read, its
-    format is the likelier mistake (and --skip-invalid would store nothing of it)."""
+    format is the likelier mistake (and --skip-invalid would store nothing of it) unless
+    they were too long."""
+    too_long = any(
+        _OVER_LIMIT.search(r.reason)
+        for p in plans
+        for r in p.source.records
+        if isinstance(r, BadRecord)
+    )
+    if too_long:
+        return (
+            "raise ingest.max_message_bytes (in the config file, or the environment "
+            "variable MEMCLI_INGEST_MAX_MESSAGE_BYTES) above the longest message, or pass "
+            "--skip-invalid to store the other records without it"
+        )
     unread = next((p.source for p in plans if p.invalid and not p.episodes), None)
     if unread is None:
         return "fix the records, or pass --skip-invalid to store the valid ones and skip the rest"
@@ -83,7 +116,7 @@ def _bad_records_fix(plans: Sequence[_Plan]) -> str:
     )
 
 
-def _embed_new(mem: Memory, plans: list[_Plan], progress: Progress) -> tuple[list[Any], float]:
+def _embed_new(mem: MemoryBase, plans: list[_Plan], progress: Progress) -> tuple[list[Any], float]:
     """Vectors for every new episode of every plan (None entries when embeddings are off)."""
     texts = [
         embedding_text(p.episodes[i].text, p.episodes[i].speaker)
@@ -121,7 +154,7 @@ def _episode_row(ep: Episode, key: str, session: str, seq: int) -> dict[str, Any
 
 
 def _insert_episodes(
-    mem: Memory, plan: _Plan, vectors: list[Any], skip: set[str]
+    mem: MemoryBase, plan: _Plan, vectors: list[Any], skip: set[str]
 ) -> tuple[int, set[str]]:
     """Insert the plan's new episodes in order, chaining each session with NEXT edges."""
     store, space = mem.store, mem.space
@@ -157,7 +190,7 @@ def _insert_episodes(
     return len(ids), set(seqs)
 
 
-def _write(mem: Memory, plan: _Plan, vectors: list[Any]) -> tuple[int, set[str]]:
+def _write(mem: MemoryBase, plan: _Plan, vectors: list[Any]) -> tuple[int, set[str]]:
     """Write one file's new episodes, its source row and provenance links atomically."""
     store, space = mem.store, mem.space
     with store.transaction():
@@ -183,7 +216,7 @@ def _write(mem: Memory, plan: _Plan, vectors: list[Any]) -> tuple[int, set[str]]
 
 
 def ingest(
-    mem: Memory,
+    mem: MemoryBase,
     paths: Sequence[str],
     *,
     fmt: str | None = None,
@@ -194,12 +227,30 @@ def ingest(
     """Store every turn of the given files (`-` = stdin) as episodes; idempotent."""
     started = time.perf_counter()
     mem.check_embedder()
-    plans = _read_all(paths, fmt, skip_invalid, stdin)
+    plans = _read_all(mem, paths, fmt, skip_invalid, stdin)
     return store_plans(mem, plans, progress or NoProgress(), started)
 
 
+def _mask_secrets(plans: list[_Plan]) -> int:
+    """Replace credentials in the new turns' text and string props by their marks
+    (memcli.redact); the content keys stay those of the text as read, so the setting does
+    not change which turns count as already stored. Returns how many were masked."""
+    from memcli.redact import mask_secrets
+
+    total = 0
+    for plan in plans:
+        for ep in (plan.episodes[i] for i in plan.new_index):
+            ep.text, count = mask_secrets(ep.text)
+            total += count
+            for key, value in ep.props.items():
+                if isinstance(value, str):
+                    ep.props[key], count = mask_secrets(value)
+                    total += count
+    return total
+
+
 def store_plans(
-    mem: Memory, plans: list[_Plan], progress: Progress, started: float
+    mem: MemoryBase, plans: list[_Plan], progress: Progress, started: float
 ) -> IngestReport:
     """Embed and write the planned sources' new episodes, one transaction per source."""
     report = IngestReport(files=[p.source.name for p in plans])
@@ -207,6 +258,9 @@ def store_plans(
         present = mem.store.existing_keys(mem.space, "episode", plan.keys)
         plan.new_index = [i for i, k in enumerate(plan.keys) if k not in present]
         report.invalid += plan.invalid
+        report.warnings += plan.source.warnings
+    if mem.cfg.ingest.mask_secrets:
+        report.secrets_masked = _mask_secrets(plans)
     vectors, report.embed_seconds = _embed_new(mem, plans, progress)
     offset = 0
     sessions: set[str] = set()

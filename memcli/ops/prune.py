@@ -28,7 +28,7 @@ from memcli.models import KIND_PREFIX, PruneReport, node_public_id, parse_node_i
 from memcli.text import one_line, truncate
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
     from memcli.store import Store
 
 _DURATION = re.compile(r"\s*(\d+)\s*(min|h|d|w|mo|y)\s*")
@@ -277,7 +277,7 @@ def _emptied_sources(store: Store, plan: _Plan, candidates: set[int]) -> set[int
     }
 
 
-def make_plan(mem: Memory, sel: Selection, now: datetime) -> _Plan:
+def make_plan(mem: MemoryBase, sel: Selection, now: datetime) -> _Plan:
     """Every node, provenance link and source row the selection removes."""
     store, space = mem.store, mem.space
     plan = _Plan()
@@ -334,7 +334,7 @@ def _fill_report(store: Store, plan: _Plan, report: PruneReport, space: str) -> 
     report.kept_shared = plan.kept_shared
 
 
-def _apply(mem: Memory, plan: _Plan, sel: Selection) -> int:
+def _apply(mem: MemoryBase, plan: _Plan, sel: Selection) -> int:
     """Remove what the plan lists; return how many cached model replies were dropped."""
     store = mem.store
     bridges = store.next_bridges(plan.nodes)
@@ -349,7 +349,7 @@ def _apply(mem: Memory, plan: _Plan, sel: Selection) -> int:
 
 
 def prune(
-    mem: Memory,
+    mem: MemoryBase,
     selection: Selection,
     *,
     dry_run: bool = False,

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from memcli.errors import DatabaseError
-from memcli.store.db import connect, connect_read_only, read_only_reason
+from memcli.store.db import connect, connect_read_only, read_only_reason, refuse_foreign
 from memcli.store.edges import Edges
 from memcli.store.listing import Listing
 from memcli.store.migrations import migrate, pending_migrations
@@ -38,6 +38,7 @@ def open_store(path: str | os.PathLike[str]) -> Store:
     """Open or create the store at `path` and bring its schema up to date. A file this
     process may not write is opened read-only: reads work, writes raise ReadOnlyStore."""
     target = Path(path).expanduser()
+    refuse_foreign(target)
     read_only = read_only_reason(target)
     conn = connect(target) if read_only is None else connect_read_only(target)
     try:

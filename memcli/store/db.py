@@ -129,6 +129,28 @@ def connect_read_only(target: Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any
     return conn
 
 
+def refuse_foreign(target: Path) -> None:
+    """DatabaseError when `target` is an SQLite database another program made: memcli
+    must not add its tables to it, switch it to WAL or set its user_version. An empty
+    file, or an SQLite file holding nothing, may become a store."""
+    if not target.is_file() or target.stat().st_size == 0:
+        return
+    conn = connect_read_only(target)
+    try:
+        version = int(conn.execute(sql.USER_VERSION).fetchone()[0])
+        names = [row[0] for row in conn.execute(sql.SCHEMA_NAMES)]
+    finally:
+        conn.close()
+    if not names or (version > 0 and sql.META_TABLE in names):
+        return
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    raise DatabaseError(
+        f"{target} is an SQLite database of another program (it holds {shown}), not a "
+        "memcli store; memcli leaves it as it is",
+        fix="pass --db the path of a memcli store, or a new path for `memcli ingest` to create one",
+    )
+
+
 def _not_memcli(target: Path, exc: Exception) -> DatabaseError:
     return DatabaseError(
         f"{target} is not a memcli database ({exc})",

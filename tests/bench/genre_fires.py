@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memcli.config import Config
-from memcli.ops import Memory
+from memcli.memory import Memory
 from memcli.retrieval import cues, rules, shapes
 from memcli.retrieval.shapes import Shape
 

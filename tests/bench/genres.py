@@ -45,7 +45,7 @@ from memcli.eval import chats, locomo
 from memcli.eval.runner import Benchmark, Conversation, check_strategies, score_question
 from memcli.eval.store_cache import built_store, code_hash
 from memcli.eval.variants import Variant, parse_variant, with_overrides
-from memcli.ops import Memory
+from memcli.memory import Memory
 from tests.bench import genre_fires, genre_report
 from tests.bench.genre_patches import Probe, patched, split_overrides
 
