@@ -27,6 +27,7 @@ from memcli.consolidate.common import (
     StageReport,
 )
 from memcli.errors import Terminated, UsageError, did_you_mean
+from memcli.store.work import unverifiable_holder
 
 NO_LLM_REASON = "needs an LLM (--no-llm, or llm.provider none)"
 
@@ -152,6 +153,8 @@ def consolidate(
         report = dry_run(job, names)
     else:
         with ctx.store.consolidation_lock() as holder:
+            if holder is not None and holder["state"] == "unknown":
+                raise unverifiable_holder(holder, "nothing was done")
             if holder is not None:
                 return ConsolidateReport(
                     locked=True, holder=holder, seconds=time.perf_counter() - started

@@ -14,7 +14,7 @@ facts chunk, a reflection batch); what is left stays pending for the next run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memcli.consolidate.common import STAGES, ConsolidateReport, RunContext, StageReport
 from memcli.progress import NoProgress, Progress
@@ -57,3 +57,12 @@ def consolidate(
         progress=progress or NoProgress(),
     )
     return run(ctx, names, flush=flush, limit=limit, dry_run_only=dry_run)
+
+
+def release_lock(mem: Memory) -> dict[str, Any] | None:
+    """Remove the store's consolidation lock (left by a run on another host or container);
+    the holder it named, or None when none was held. DatabaseError while its process runs
+    on this host."""
+    from memcli.store import CONSOLIDATION_LOCK
+
+    return mem.store.force_unlock(CONSOLIDATION_LOCK)

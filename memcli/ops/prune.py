@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from memcli.dates import as_utc, parse_iso
 from memcli.errors import DatabaseError, NotFound, UsageError
 from memcli.models import KIND_PREFIX, PruneReport, node_public_id, parse_node_id, typed_node_id
+from memcli.store.work import unverifiable_holder
 from memcli.text import one_line, truncate
 
 if TYPE_CHECKING:
@@ -389,6 +390,8 @@ def _consolidation_lock(store: Store) -> Iterator[None]:
     """Hold the consolidation lock: a running consolidation would otherwise write facts
     about episodes this prune has just removed."""
     with store.consolidation_lock() as holder:
+        if holder is not None and holder["state"] == "unknown":
+            raise unverifiable_holder(holder, "nothing was removed")
         if holder is not None:
             raise DatabaseError(
                 f"a consolidation is running (pid {holder['pid']} on {holder['host']}, "
