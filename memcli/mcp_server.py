@@ -33,8 +33,9 @@ from pydantic import Field
 from memcli.config import Config
 from memcli.errors import ConfigError, LLMNotConfigured, MemcliError, UsageError, damaged_store
 from memcli.mcp_access import Access, BearerAuth
-from memcli.ops import Memory
+from memcli.memory import Memory
 from memcli.ops.prune import Selection
+from memcli.present.inspect import provenance
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("memcli.mcp")
@@ -153,25 +154,6 @@ def _resource_errors(fn: F) -> F:
             raise ResourceError(str(exc)) from None
 
     return wrapper  # type: ignore[return-value]
-
-
-def provenance(mem: Memory, node_id: str) -> dict[str, Any]:
-    """Where a node came from: its files, the turns behind it, and the nodes it rests on."""
-    view = mem.node_view(node_id)
-    rests_on = [
-        n
-        for n in view["neighbours"]
-        if (n["direction"] == "out" and n["type"] in ("DERIVED_FROM", "DERIVED_FROM_FACT"))
-        or (n["direction"] == "in" and n["type"] == "PART_OF")
-    ]
-    return {
-        "node_id": view["node_id"],
-        "kind": view["kind"],
-        "text": view["text"],
-        "files": view["provenance"]["files"],
-        "episodes": view["provenance"]["episodes"],
-        "rests_on": rests_on,
-    }
 
 
 def build_server(pool: Pool) -> MCPServer:
@@ -308,7 +290,7 @@ def _add_resources(server: MCPServer, pool: Pool) -> None:
     def node_provenance(node_id: str, space: str | None = None) -> str:
         """Where a node came from: source files, the turns behind it, the nodes it rests on."""
         with pool.memory(space) as mem:
-            return json.dumps(provenance(mem, node_id), ensure_ascii=False)
+            return json.dumps(provenance(dict(mem.node_view(node_id))), ensure_ascii=False)
 
     @server.resource("memcli://stats{?space}", mime_type="application/json", name="space stats")
     @_resource_errors

@@ -172,7 +172,7 @@ class Statement:
 @dataclass
 class SubjectGroup:
     """What the packed memories say about one subject (a named thing, or a speaker the
-    question names), oldest first (memcli.retrieval.about)."""
+    question names), oldest first (memcli.context.about)."""
 
     subject: str
     statements: list[Statement] = field(default_factory=list)
@@ -190,7 +190,7 @@ class Answer:
     hits: list[Hit]
     answer: str | None = None
     citations: list[str] = field(default_factory=list)
-    # The packed context's subject groups (memcli.retrieval.about), as data.
+    # The packed context's subject groups (memcli.context.about), as data.
     about: list[SubjectGroup] = field(default_factory=list)
     # What the answer cost: llm_calls, cache_hits, prompt_tokens, completion_tokens (tokens
     # as recorded, also for cached replies). For library callers; not part of --json.

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from memcli.config import Config, ConsolidationConfig, EmbeddingConfig, LLMConfig
-from memcli.ops import Memory
+from memcli.memory import Memory
 from tests.fakeserver import FakeModelServer
 
 CHAT = Path(__file__).parent / "data" / "consolidate" / "chat.jsonl"

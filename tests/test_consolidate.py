@@ -18,7 +18,7 @@ import pytest
 
 from memcli.consolidate.normalize import canonical_label
 from memcli.errors import ProviderUnreachable, UsageError
-from memcli.ops import Memory
+from memcli.memory import Memory
 from tests.consolidate_helpers import config, graph_counts, ingested, opened
 from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer, refused_url

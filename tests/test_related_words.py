@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from memcli.config import RetrievalConfig
-from memcli.ops import Memory
+from memcli.memory import Memory
 from memcli.retrieval import SearchContext
 from memcli.retrieval.fusion import fused_groups
 from memcli.retrieval.related import inflection, question_words, related_words

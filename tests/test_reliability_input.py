@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from memcli.config import Config, EmbeddingConfig
 from memcli.errors import InvalidInput
+from memcli.memory import Memory
 from memcli.models import BadRecord, Episode
-from memcli.ops import Memory
 from memcli.readers import read_source
 from tests.cli_runner import Memcli, clean_env, run_process
 from tests.reliability import counts, write_config

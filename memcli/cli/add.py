@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from memcli import render
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
+from memcli.present.ingest import show_added
 
 Text = Annotated[str, typer.Argument(help="The text to remember; '-' reads it from stdin.")]
 Role = Annotated[
@@ -60,4 +60,4 @@ def add(
         limit = mem.cfg.ingest.max_message_bytes
         body = read_text(sys.stdin.buffer, limit=limit) if text == "-" else text
         report = mem.add(body, role=role, session=session, time=time, source=source)
-    render.added(state.out, report)
+    show_added(state.out, report)

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memcli import render
 from memcli.cli.common import State, check_strategy, memory, with_state
 from memcli.cli.root import app
 from memcli.errors import UsageError
+from memcli.present.answer import show_answer
 
 if TYPE_CHECKING:
     from memcli.models import Answer
@@ -74,7 +74,7 @@ def ask(
                 answer = _blank()
             else:
                 answer = mem.ask(q, strategy=strategy, k=k, context_only=context_only)
-            render.answer(state.out, answer, one_line=batch)
+            show_answer(state.out, answer, one_line=batch)
 
 
 def _stdin_lines() -> Iterator[str]:

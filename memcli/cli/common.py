@@ -18,11 +18,11 @@ import typer
 
 from memcli.cli.helptext import paragraphs
 from memcli.errors import MemcliError, Terminated, UsageError, damaged_store, did_you_mean
-from memcli.output import Output, silence_stdout
+from memcli.present.output import Output, silence_stdout
 
 if TYPE_CHECKING:
     from memcli.config import Config
-    from memcli.ops import Memory
+    from memcli.memory import Memory
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -194,7 +194,7 @@ def memory(
     space the store does not hold is a mistyped name: NotFound, naming the spaces there are.
     A command that writes (`write`, or `create`) fails at once on a store it may only read.
     """
-    from memcli.ops import Memory
+    from memcli.memory import Memory
 
     mem = Memory(state.config_obj(), create=create)
     done = False

@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
-from memcli import views
 from memcli.cli.common import State, with_state
 from memcli.cli.helptext import paragraphs
 from memcli.cli.root import app
+from memcli.present.config import show_config, show_config_written
 
 config_app = typer.Typer(no_args_is_help=False, rich_markup_mode="rich")
 app.add_typer(config_app, name="config")
@@ -75,7 +75,7 @@ def _show(state: State) -> None:
     flags = {"db": str(state.db) if state.db else None, "space": state.space}
     config_path = str(state.config) if state.config else None
     sources = value_sources(config_path, flags, flatten(shown))
-    views.config_values(state.out, shown, sources, cfg.source_file)
+    show_config(state.out, shown, sources, cfg.source_file)
 
 
 @config_app.callback(invoke_without_command=True, help=paragraphs(CONFIG_HELP))
@@ -100,4 +100,4 @@ def config_init(state: State, path: InitPath = None, force: Force = False) -> No
     from memcli.config_files import init_config
 
     written = init_config(path, force=force)
-    views.config_written(state.out, str(written))
+    show_config_written(state.out, str(written))

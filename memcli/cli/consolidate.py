@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memcli import render
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
 from memcli.errors import WorkLeftPending
+from memcli.present.consolidate import show_consolidation
 
 if TYPE_CHECKING:
-    from memcli.consolidate.common import ConsolidateReport
+    from memcli.consolidate.reports import ConsolidateReport
 
 Flush = Annotated[
     bool, typer.Option("--flush", help="Also close open session buffers (the latest turns).")
@@ -89,7 +89,7 @@ def consolidate(
             flush=flush, stages=stage, limit=limit, dry_run=dry_run, no_llm=no_llm,
             progress=state.out.progress(),
         )  # fmt: skip
-    render.consolidate(state.out, report)
+    show_consolidation(state.out, report)
     _check_failures(report)
 
 

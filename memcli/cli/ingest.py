@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-from memcli import render
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
+from memcli.present.ingest import show_ingest
 
 Files = Annotated[
     list[str], typer.Argument(help="Files to store (gzip-compressed too); '-' reads stdin.")
@@ -47,4 +47,4 @@ def ingest(
     with memory(state, create=True) as mem:
         progress = state.out.progress()
         report = mem.ingest(files, fmt=fmt, skip_invalid=skip_invalid, progress=progress)
-    render.ingest(state.out, report)
+    show_ingest(state.out, report)

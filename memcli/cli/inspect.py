@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from memcli import render
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
+from memcli.present.inspect import show_document, show_node, show_stats
 
 inspect_app = typer.Typer(no_args_is_help=False, rich_markup_mode="rich")
 app.add_typer(inspect_app, name="inspect")
@@ -32,7 +32,7 @@ OutputPath = Annotated[
 
 def _stats(state: State) -> None:
     with memory(state) as mem:
-        render.stats(state.out, mem.stats())
+        show_stats(state.out, mem.stats())
 
 
 @inspect_app.callback(invoke_without_command=True)
@@ -80,7 +80,7 @@ def inspect_node(state: State, node_id: NodeId) -> None:
       memcli --json inspect node fa3
     """
     with memory(state) as mem:
-        render.node(state.out, mem.node_view(node_id))
+        show_node(state.out, mem.node_view(node_id))
 
 
 @inspect_app.command("entity")
@@ -95,10 +95,10 @@ def inspect_entity(state: State, name: EntityName) -> None:
 
       memcli --json inspect entity en4
     """
-    from memcli import render_entity
+    from memcli.present.entity import show_entity
 
     with memory(state) as mem:
-        render_entity.entity(state.out, mem.entity_view(name))
+        show_entity(state.out, mem.entity_view(name))
 
 
 @inspect_app.command("graph")
@@ -120,4 +120,4 @@ def inspect_graph(state: State, fmt: GraphFormat = None, output: OutputPath = No
 
     chosen = choose_format(fmt, state.json, output)
     with memory(state) as mem:
-        render.export(state.out, mem.export_graph(chosen, compact=state.json), output)
+        show_document(state.out, mem.export_graph(chosen, compact=state.json), output)

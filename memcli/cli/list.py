@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
-from memcli import views
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.helptext import paragraphs
 from memcli.cli.root import app
+from memcli.present.listing import show_page
 
 Kinds = Annotated[
     list[str] | None,
@@ -75,4 +75,4 @@ def list_memories(
     query.check()
     with memory(state) as mem:
         result = mem.list_memories(query)
-    views.memory_page(state.out, result)
+    show_page(state.out, result)

@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-from memcli import render
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
+from memcli.present.common import show_record
 
 AnySpace = Annotated[
     str | None,
@@ -30,4 +30,4 @@ def reindex(state: State, space: AnySpace = None) -> None:
       memcli --json reindex --db work.db
     """
     with memory(state, any_space=True, write=True) as mem:
-        render.record_or_line(state.out, mem.reindex(progress=state.out.progress()), "reindexed")
+        show_record(state.out, mem.reindex(progress=state.out.progress()), "reindexed")

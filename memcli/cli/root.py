@@ -16,7 +16,7 @@ from typer.core import TyperGroup
 from memcli.cli.common import DbOpt, JsonOpt, SpaceOpt, State, describe, need_command
 from memcli.cli.helptext import prose
 from memcli.errors import MemcliError, Terminated, UsageError
-from memcli.output import Output, silence_stdout, stdout_is_devnull
+from memcli.present.output import Output, silence_stdout, stdout_is_devnull
 
 
 def _usage_message(exc: typer.TyperException) -> UsageError:

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memcli import views
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.helptext import paragraphs
 from memcli.cli.root import app
+from memcli.present.transfer import show_export, show_import
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
+    from memcli.memory import Memory
 
 Output = Annotated[
     Path | None,
@@ -85,7 +85,7 @@ def export(state: State, output: Output = None, vectors: Vectors = False) -> Non
             from memcli.ops.transfer import export_file
 
             counts = export_file(mem, str(output), vectors=vectors)
-    views.export_summary(state.out, counts, str(output) if output else None)
+    show_export(state.out, counts, str(output) if output else None)
 
 
 @app.command("import", help=paragraphs(IMPORT_HELP))
@@ -98,7 +98,7 @@ def import_(
         report = mem.import_dump(
             file, episodes_only=episodes_only, dry_run=dry_run, progress=state.out.progress()
         )
-    views.import_report(state.out, report)
+    show_import(state.out, report)
 
 
 @contextmanager
@@ -110,7 +110,7 @@ def _target(state: State, dry_run: bool) -> Iterator[Memory]:
         with memory(state, create=True) as mem:
             yield mem
         return
-    from memcli.ops import Memory
+    from memcli.memory import Memory
     from memcli.store import open_store
 
     with tempfile.TemporaryDirectory(prefix="memcli-import-") as scratch:

@@ -22,7 +22,7 @@ from memcli.readers import Source
 from memcli.readers.jsonl import MAX_TEXT_BYTES, limit_text
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
 
 DEFAULT_SOURCE = "memcli-add"
 SOURCE_FORMAT = "add"
@@ -99,7 +99,7 @@ def source_sha(label: str) -> str:
 
 
 def add(
-    mem: Memory,
+    mem: MemoryBase,
     text: str,
     *,
     role: str | None = None,

@@ -5,23 +5,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memcli.answering import AnswerResult, answer_question
+from memcli.context.pack import pack
+from memcli.context.subjects import subjects_of
 from memcli.errors import LLMNotConfigured, ModelOutputInvalid, UsageError
 from memcli.models import Answer
 from memcli.retrieval import SearchContext, get_retriever
-from memcli.retrieval.pack import pack
-from memcli.retrieval.subjects import subjects_of
 
 if TYPE_CHECKING:
     from memcli.llm import ChatModel
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
 
 
-def search_context(mem: Memory) -> SearchContext:
+def search_context(mem: MemoryBase) -> SearchContext:
     """A retrieval context over the memory's store, space, embedder and settings."""
     return SearchContext(mem.store, mem.space, mem.embedder, mem.cfg.retrieval)
 
 
-def _require_chat(mem: Memory) -> ChatModel:
+def _require_chat(mem: MemoryBase) -> ChatModel:
     if mem.chat is None:
         raise LLMNotConfigured(
             "answering needs an LLM, and llm.provider is 'none'",
@@ -51,7 +51,7 @@ def _check_question(question: str, k: int | None) -> None:
 
 
 def ask(
-    mem: Memory,
+    mem: MemoryBase,
     question: str,
     *,
     strategy: str | None = None,
@@ -94,7 +94,7 @@ def ask(
     return result
 
 
-def generate(mem: Memory, question: str, context: str) -> AnswerResult:
+def generate(mem: MemoryBase, question: str, context: str) -> AnswerResult:
     """The configured LLM's answer from packed memory; replies are cached in the store.
 
     Never raises for invalid model output: the result's `answer` is None instead.

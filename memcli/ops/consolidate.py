@@ -13,39 +13,28 @@ facts chunk, a reflection batch); what is left stays pending for the next run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.common import STAGES, ConsolidateReport, RunContext, StageReport
+from memcli.consolidate.common import RunContext
+from memcli.consolidate.reports import ConsolidateReport
 from memcli.progress import NoProgress, Progress
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
-
-__all__ = ["STAGES", "ConsolidateReport", "StageReport", "consolidate"]
+    from memcli.consolidate.options import ConsolidateOptions
+    from memcli.ops.base import MemoryBase
 
 
 def consolidate(
-    mem: Memory,
-    *,
-    flush: bool,
-    stages: Sequence[str] | None,
-    limit: int | None,
-    dry_run: bool,
-    no_llm: bool,
-    progress: Progress | None,
+    mem: MemoryBase, options: ConsolidateOptions, progress: Progress | None = None
 ) -> ConsolidateReport:
-    """Run the consolidation stages on the memory's space; returns what each stage did (the
-    defaults are `Memory.consolidate`'s).
+    """Run the consolidation stages on the memory's space; returns what each stage did.
 
     When another process is consolidating the same store, returns at once with
     `locked=True` and writes nothing.
     """
     from memcli.consolidate.runner import consolidate as run
-    from memcli.consolidate.runner import selected_stages
 
-    chat = None if no_llm else mem.chat
-    names = selected_stages(stages, limit)
+    chat = None if options.no_llm else mem.chat
     mem.check_embedder()
     ctx = RunContext(
         store=mem.store,
@@ -56,10 +45,10 @@ def consolidate(
         record_embedder=mem.record_embedder,
         progress=progress or NoProgress(),
     )
-    return run(ctx, names, flush=flush, limit=limit, dry_run_only=dry_run)
+    return run(ctx, options)
 
 
-def release_lock(mem: Memory) -> dict[str, Any] | None:
+def release_lock(mem: MemoryBase) -> dict[str, Any] | None:
     """Remove the store's consolidation lock (left by a run on another host or container);
     the holder it named, or None when none was held. DatabaseError while its process runs
     on this host."""

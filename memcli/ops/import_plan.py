@@ -2,7 +2,7 @@
 which ids the new ones get, how turns join sessions the store already holds, and whether
 the dump's graph can be merged at all.
 
-Rules (README, "Export and import"):
+Rules (docs/export-import.md):
 - A turn is already there when the space holds one with the same content key (the key
   `ingest` gives it: session, ref, speaker, time and words), so importing twice adds nothing.
 - A derived memory (segment, fact, reflection, concept, entity) is already there when the

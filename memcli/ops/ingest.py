@@ -18,7 +18,7 @@ from memcli.progress import NoProgress, Progress
 from memcli.timeexpr import time_refs
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
     from memcli.readers import Limits, Source
 
 
@@ -39,7 +39,7 @@ def episode_key(ep: Episode, occurrence: int) -> str:
     return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()[:32]
 
 
-def read_limits(mem: Memory) -> Limits:
+def read_limits(mem: MemoryBase) -> Limits:
     """How much of an input is held at once, from the `ingest` settings."""
     from memcli.readers import Limits
 
@@ -48,7 +48,7 @@ def read_limits(mem: Memory) -> Limits:
 
 
 def _read_all(
-    mem: Memory,
+    mem: MemoryBase,
     paths: Sequence[str],
     fmt: str | None,
     skip_invalid: bool,
@@ -116,7 +116,7 @@ def _bad_records_fix(plans: Sequence[_Plan]) -> str:
     )
 
 
-def _embed_new(mem: Memory, plans: list[_Plan], progress: Progress) -> tuple[list[Any], float]:
+def _embed_new(mem: MemoryBase, plans: list[_Plan], progress: Progress) -> tuple[list[Any], float]:
     """Vectors for every new episode of every plan (None entries when embeddings are off)."""
     texts = [
         embedding_text(p.episodes[i].text, p.episodes[i].speaker)
@@ -154,7 +154,7 @@ def _episode_row(ep: Episode, key: str, session: str, seq: int) -> dict[str, Any
 
 
 def _insert_episodes(
-    mem: Memory, plan: _Plan, vectors: list[Any], skip: set[str]
+    mem: MemoryBase, plan: _Plan, vectors: list[Any], skip: set[str]
 ) -> tuple[int, set[str]]:
     """Insert the plan's new episodes in order, chaining each session with NEXT edges."""
     store, space = mem.store, mem.space
@@ -190,7 +190,7 @@ def _insert_episodes(
     return len(ids), set(seqs)
 
 
-def _write(mem: Memory, plan: _Plan, vectors: list[Any]) -> tuple[int, set[str]]:
+def _write(mem: MemoryBase, plan: _Plan, vectors: list[Any]) -> tuple[int, set[str]]:
     """Write one file's new episodes, its source row and provenance links atomically."""
     store, space = mem.store, mem.space
     with store.transaction():
@@ -216,7 +216,7 @@ def _write(mem: Memory, plan: _Plan, vectors: list[Any]) -> tuple[int, set[str]]
 
 
 def ingest(
-    mem: Memory,
+    mem: MemoryBase,
     paths: Sequence[str],
     *,
     fmt: str | None = None,
@@ -250,7 +250,7 @@ def _mask_secrets(plans: list[_Plan]) -> int:
 
 
 def store_plans(
-    mem: Memory, plans: list[_Plan], progress: Progress, started: float
+    mem: MemoryBase, plans: list[_Plan], progress: Progress, started: float
 ) -> IngestReport:
     """Embed and write the planned sources' new episodes, one transaction per source."""
     report = IngestReport(files=[p.source.name for p in plans])

@@ -8,7 +8,7 @@ from memcli.text import truncate
 
 if TYPE_CHECKING:
     from memcli.models import Node
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
     from memcli.store import Store
 
 
@@ -63,7 +63,7 @@ class NodeView(TypedDict):
     provenance: Provenance
 
 
-def stats(mem: Memory) -> StoreStats:
+def stats(mem: MemoryBase) -> StoreStats:
     """Counts by node kind and edge type, spaces, embedding settings and file size."""
     store = mem.store
     dim = store.get_meta("embedding.dim")
@@ -103,7 +103,7 @@ _RUN_FIELDS = ("status", "started_at", "finished_at", "items", "nodes", "edges",
 _RUN_FIELDS += ("cache_hits", "prompt_tokens", "completion_tokens", "failures")
 
 
-def consolidation_health(mem: Memory) -> dict[str, Any]:
+def consolidation_health(mem: MemoryBase) -> dict[str, Any]:
     """Last run of each consolidation stage, token totals, and units still pending."""
     store, space = mem.store, mem.space
     last = {r["stage"]: r for r in store.last_runs(space)}
@@ -162,7 +162,7 @@ def _provenance(store: Store, node: Node) -> Provenance:
     }
 
 
-def node_view(mem: Memory, public_id: str) -> NodeView:
+def node_view(mem: MemoryBase, public_id: str) -> NodeView:
     """A node's fields and props, its edges with the node at the other end, and provenance."""
     store = mem.store
     node = store.node_by_public_id(public_id, mem.space)

@@ -13,7 +13,7 @@ from memcli.models import KIND_PREFIX, Node
 from memcli.store.listing import NodeFilter
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
 
 DEFAULT_LIMIT = 20
 # Beyond any store, and far from where SQLite's 64-bit integers (and a page's start) overflow.
@@ -136,7 +136,7 @@ class MemoryPage:
         }
 
 
-def list_memories(mem: Memory, query: ListQuery) -> MemoryPage:
+def list_memories(mem: MemoryBase, query: ListQuery) -> MemoryPage:
     """The page of the space's memories that `query` asks for, newest first."""
     from memcli.ops.prune import match_sources
 

@@ -25,11 +25,10 @@ from typing import TYPE_CHECKING, Any
 from memcli.dates import as_utc, parse_iso
 from memcli.errors import DatabaseError, NotFound, UsageError
 from memcli.models import KIND_PREFIX, PruneReport, node_public_id, parse_node_id, typed_node_id
-from memcli.store.work import unverifiable_holder
 from memcli.text import one_line, truncate
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
     from memcli.store import Store
 
 _DURATION = re.compile(r"\s*(\d+)\s*(min|h|d|w|mo|y)\s*")
@@ -278,7 +277,7 @@ def _emptied_sources(store: Store, plan: _Plan, candidates: set[int]) -> set[int
     }
 
 
-def make_plan(mem: Memory, sel: Selection, now: datetime) -> _Plan:
+def make_plan(mem: MemoryBase, sel: Selection, now: datetime) -> _Plan:
     """Every node, provenance link and source row the selection removes."""
     store, space = mem.store, mem.space
     plan = _Plan()
@@ -335,7 +334,7 @@ def _fill_report(store: Store, plan: _Plan, report: PruneReport, space: str) -> 
     report.kept_shared = plan.kept_shared
 
 
-def _apply(mem: Memory, plan: _Plan, sel: Selection) -> int:
+def _apply(mem: MemoryBase, plan: _Plan, sel: Selection) -> int:
     """Remove what the plan lists; return how many cached model replies were dropped."""
     store = mem.store
     bridges = store.next_bridges(plan.nodes)
@@ -350,7 +349,7 @@ def _apply(mem: Memory, plan: _Plan, sel: Selection) -> int:
 
 
 def prune(
-    mem: Memory,
+    mem: MemoryBase,
     selection: Selection,
     *,
     dry_run: bool = False,
@@ -389,9 +388,7 @@ def prune(
 def _consolidation_lock(store: Store) -> Iterator[None]:
     """Hold the consolidation lock: a running consolidation would otherwise write facts
     about episodes this prune has just removed."""
-    with store.consolidation_lock() as holder:
-        if holder is not None and holder["state"] == "unknown":
-            raise unverifiable_holder(holder, "nothing was removed")
+    with store.consolidation_lock(refused="nothing was removed") as holder:
         if holder is not None:
             raise DatabaseError(
                 f"a consolidation is running (pid {holder['pid']} on {holder['host']}, "

@@ -25,7 +25,7 @@ from memcli.progress import NoProgress, Progress
 from memcli.store.base import chunked, now_iso
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
     from memcli.store import Store
 
 
@@ -35,7 +35,7 @@ def _write(out: TextIO, record: dict[str, Any]) -> None:
     out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
-def _header(mem: Memory, with_vectors: bool) -> dict[str, Any]:
+def _header(mem: MemoryBase, with_vectors: bool) -> dict[str, Any]:
     from memcli.store.migrations import current_version
 
     store = mem.store
@@ -83,7 +83,7 @@ def _json(text: str | None) -> Any:
     return json.loads(text) if text else {}
 
 
-def export_space(mem: Memory, out: TextIO, *, vectors: bool = False) -> dict[str, int]:
+def export_space(mem: MemoryBase, out: TextIO, *, vectors: bool = False) -> dict[str, int]:
     """Write the space as a dump to `out`, from one consistent snapshot; return the counts."""
     store, space = mem.store, mem.space
     with store.reading():
@@ -106,7 +106,7 @@ def export_space(mem: Memory, out: TextIO, *, vectors: bool = False) -> dict[str
     return counts
 
 
-def export_file(mem: Memory, path: str, *, vectors: bool = False) -> dict[str, int]:
+def export_file(mem: MemoryBase, path: str, *, vectors: bool = False) -> dict[str, int]:
     """Write the dump to a file (gzip-compressed when its name ends in .gz), readable by its
     owner only; a failed export leaves no file behind."""
     import gzip
@@ -173,7 +173,7 @@ class ImportReport:
 
 
 def _vectors(
-    mem: Memory, dump: fmt.Dump, rows: list[dict[str, Any]], progress: Progress
+    mem: MemoryBase, dump: fmt.Dump, rows: list[dict[str, Any]], progress: Progress
 ) -> tuple[list[tuple[int, str, Any]], int, int]:
     """(target id, kind, vector) for the new nodes that had a vector, from the file when the
     configured embedder made them, else embedded now; and how many came each way."""
@@ -194,7 +194,7 @@ def _vectors(
     return out, len(todo), len(given)
 
 
-def _same_embedder(mem: Memory, dump: fmt.Dump) -> bool:
+def _same_embedder(mem: MemoryBase, dump: fmt.Dump) -> bool:
     """Whether the file's vectors were made by the embedder this store is configured with."""
     return (dump.header.get("embedding") or {}).get("identity") == mem.embedder_identity()
 
@@ -216,7 +216,7 @@ def _marks(dump: fmt.Dump, plan: Plan) -> dict[str, list[int]]:
 
 
 def _write_plan(
-    mem: Memory, dump: fmt.Dump, plan: Plan, rows: list[dict[str, Any]], vectors: list[Any]
+    mem: MemoryBase, dump: fmt.Dump, plan: Plan, rows: list[dict[str, Any]], vectors: list[Any]
 ) -> tuple[int, int]:
     """Write the planned rows in one transaction; return (new edges, new sources)."""
     store, space = mem.store, mem.space
@@ -242,7 +242,7 @@ def _write_plan(
 
 
 def _store_plan(
-    mem: Memory,
+    mem: MemoryBase,
     dump: fmt.Dump,
     plan: Plan,
     rows: list[dict[str, Any]],
@@ -289,7 +289,7 @@ def _check_columns(store: Store, dump: fmt.Dump) -> None:
 
 
 def import_dump(
-    mem: Memory,
+    mem: MemoryBase,
     path: str,
     *,
     episodes_only: bool,

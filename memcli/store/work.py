@@ -236,10 +236,15 @@ class Work(StoreBase):
             )
 
     @contextmanager
-    def consolidation_lock(self) -> Iterator[dict[str, Any] | None]:
+    def consolidation_lock(
+        self, refused: str = "nothing was done"
+    ) -> Iterator[dict[str, Any] | None]:
         """Hold the consolidation lock for the block, yielding None; or, when a live process
-        holds it, yield that holder's details (pid, host, since) and take nothing."""
+        holds it, yield that holder's details (pid, host, since) and take nothing. A holder
+        on another host, which cannot be checked, is a DatabaseError ending in `refused`."""
         holder = self.try_lock(CONSOLIDATION_LOCK)
+        if holder is not None and holder["state"] == "unknown":
+            raise unverifiable_holder(holder, refused)
         if holder is not None:
             yield holder
             return

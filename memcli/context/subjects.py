@@ -1,4 +1,4 @@
-"""What ranked memories are about, read from the store for packing (memcli.retrieval.about).
+"""What ranked memories are about, read from the store for packing (memcli.context.about).
 
 A memory is about the named things it mentions: the entities its MENTIONS edges lead to
 (made by the `entities` consolidation stage, with or without an LLM), except that a turn

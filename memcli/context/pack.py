@@ -6,13 +6,13 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from memcli.context.about import group_words, groups, render_group
+from memcli.context.excerpt import matched_span
+from memcli.context.passages import word_spans
+from memcli.context.subjects import Subjects
+from memcli.context.validity import current_first, superseded_note
 from memcli.dates import parse_iso
 from memcli.models import Hit, Node, SubjectGroup
-from memcli.passages import word_spans
-from memcli.retrieval.about import group_words, groups, render_group
-from memcli.retrieval.excerpt import matched_span
-from memcli.retrieval.subjects import Subjects
-from memcli.retrieval.validity import current_first, superseded_note
 from memcli.text import word_count
 from memcli.timeexpr import annotate
 
@@ -148,7 +148,7 @@ def _episode_order(hit: Hit) -> tuple[object, ...]:
 
 def render(chosen: Sequence[Hit], about: Sequence[SubjectGroup] = ()) -> str:
     """Sections of derived memories, then conversation excerpts grouped by session in time
-    order, then what is said about each subject (memcli.retrieval.about): a turn in a
+    order, then what is said about each subject (memcli.context.about): a turn in a
     subject group is shown there, not among the excerpts (facts stay in their section too,
     current first)."""
     moved = _moved(about)
@@ -185,7 +185,7 @@ def pack(
 ) -> Packed:
     """Choose hits within the budget and render them; long messages are shown by the part
     that `question` is about. With `subjects`, what the chosen hits say about a subject is
-    grouped (memcli.retrieval.about); the words a group adds (its heading, dates, marks)
+    grouped (memcli.context.about); the words a group adds (its heading, dates, marks)
     come out of the budget: the hits are chosen again within what is left, and groups that
     would still not fit are left out."""
     chosen = _select(hits, budget, caps, question)

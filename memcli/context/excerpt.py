@@ -1,7 +1,7 @@
 """The part of a long message that a question is about, for the packed context.
 
 A message of thousands of words shown by its first lines hides what matched. Its passages
-(memcli.passages) are scored by the question's content words, each weighted by how rare it
+(memcli.context.passages) are scored by the question's content words, each weighted by how rare it
 is among the message's passages (a word in every passage says nothing about where to
 look), and the best passage is the one to show; ties go to the earlier passage, and with
 no word in common the message's opening is shown.
@@ -13,7 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from memcli.passages import Span, passages
+from memcli.context.passages import Span, passages
 from memcli.text import content_words, words
 
 WINDOW = 150  # estimated tokens per passage scored

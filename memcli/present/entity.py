@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
-from memcli.output import Output
+from memcli.present.output import Output
 
 
 def _said(item: dict[str, Any]) -> str:
@@ -25,7 +25,7 @@ def _said(item: dict[str, Any]) -> str:
     return text
 
 
-def entity(out: Output, view: dict[str, Any]) -> None:
+def show_entity(out: Output, view: dict[str, Any]) -> None:
     """An entity's card and its timeline."""
     if out.json:
         out.record(view)

@@ -4,7 +4,7 @@ oldest first, each statement dated, the latest marked.
 Without an LLM nothing decides that a later statement replaced an earlier one ("I live in
 Porto" … "I moved to Lyon"): shown side by side in time order with their dates, the reader
 sees which is the latest. Subjects are the named things memories mention and the speakers
-the question names (memcli.retrieval.subjects). A subject gets a group when the question
+the question names (memcli.context.subjects). A subject gets a group when the question
 names it and at least two packed memories are about it, or when at least SEVERAL are and
 it is not one of the conversation's participants; the subjects the question names come
 first, then those with more memories; at most MAX_GROUPS groups. A group takes the
@@ -13,16 +13,16 @@ the question is about, not everything ever said of the subject) and shows them o
 first, each led by its id and date; the latest of them that is not a superseded fact is
 marked. A turn is shown there in place of its line among the conversation excerpts; a
 fact is also kept in the facts section, where current facts come first, and keeps its
-validity marks (memcli.retrieval.validity).
+validity marks (memcli.context.validity).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memcli.context.subjects import Subjects
+from memcli.context.validity import day, validity_mark
 from memcli.models import Hit, Node, Statement, SubjectGroup
-from memcli.retrieval.subjects import Subjects
-from memcli.retrieval.validity import day, validity_mark
 from memcli.text import word_count
 from memcli.timeexpr import annotate
 

@@ -1,0 +1,43 @@
+"""`ingest` and `add`: what was stored."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memcli.present.common import noun
+
+if TYPE_CHECKING:
+    from memcli.models import AddReport, IngestReport
+    from memcli.present.output import Output
+
+
+def show_ingest(out: Output, report: IngestReport) -> None:
+    """One summary line (or one JSON object) for an ingest run; nothing under -q."""
+    if out.json:  # the warnings are in the record
+        out.record(report.to_dict())
+        return
+    for warning in report.warnings:
+        out.info(f"memcli: warning: {warning}")
+    if out.quiet:
+        return
+    files = len(report.files)
+    line = f"{report.new} new {noun(report.new, 'episode')}"
+    if report.new:
+        line += f" in {report.sessions} {noun(report.sessions, 'session')}"
+    if report.skipped:
+        line += f", {report.skipped} already stored"
+    if report.invalid:
+        line += f", {report.invalid} invalid {noun(report.invalid, 'record')} skipped"
+    if report.secrets_masked:
+        line += f", {report.secrets_masked} {noun(report.secrets_masked, 'secret')} masked"
+    line += f" ({files} {noun(files, 'file')}, {report.seconds:.1f} s)"
+    out.text(line)
+
+
+def show_added(out: Output, report: AddReport) -> None:
+    """The id of the episode holding the added text (or one JSON object)."""
+    if out.json:
+        out.record(report.to_dict())
+        return
+    state = "stored as" if report.new else "already stored as"
+    out.text(f"{state} {report.node_id} (session {report.session})")
