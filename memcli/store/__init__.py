@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memcli.errors import DatabaseError
+from memcli.errors import DatabaseError, NotFound
 from memcli.store.db import connect, connect_read_only, read_only_reason, refuse_foreign
 from memcli.store.edges import Edges
 from memcli.store.forgotten import Forgotten
@@ -36,12 +36,26 @@ class Store(Pruning, Forgotten, Listing, Transfer, Edges, Work, Stats):
     """A migrated connection to one memcli database file."""
 
 
-def open_store(path: str | os.PathLike[str]) -> Store:
+#: Why a store opened with `read_only=True` refuses writes (ReadOnlyStore's message).
+READ_ONLY_ASKED = "it was opened for reading only"
+
+
+def open_store(path: str | os.PathLike[str], read_only: bool = False) -> Store:
     """Open or create the store at `path` and bring its schema up to date. A file this
-    process may not write is opened read-only: reads work, writes raise ReadOnlyStore."""
+    process may not write, or any file when `read_only` (which must exist then), is opened
+    read-only: SQLite refuses every write, and the store's own raise ReadOnlyStore."""
     target = Path(path).expanduser()
     refuse_foreign(target)
-    read_only = read_only_reason(target)
+    read_only_why = read_only_reason(target)
+    if read_only and read_only_why is None:
+        if not target.is_file():
+            raise NotFound(f"no memory store at {target}", fix="check --db / MEMCLI_DB")
+        read_only_why = READ_ONLY_ASKED
+    return _opened(target, read_only_why)
+
+
+def _opened(target: Path, read_only: str | None) -> Store:
+    """The store at `target`, opened for writing unless `read_only` says why not."""
     new = not target.exists()
     try:
         conn = connect(target) if read_only is None else connect_read_only(target)

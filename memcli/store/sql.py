@@ -203,6 +203,14 @@ SPACES = "SELECT DISTINCT space FROM nodes ORDER BY 1"
 COUNT_KINDS = "SELECT kind, COUNT(*) FROM nodes WHERE space = ? GROUP BY kind ORDER BY kind"
 COUNT_EDGE_TYPES = "SELECT type, COUNT(*) FROM edges WHERE space = ? GROUP BY type ORDER BY type"
 COUNT_SESSIONS = "SELECT COUNT(DISTINCT session) FROM nodes WHERE space = ? AND kind = 'episode'"
+# Sessions by when they began (a session without dates by when it was stored); the index
+# nodes_session (space, session, seq) serves the grouping.
+SESSIONS_PAGE = (
+    "SELECT session, MIN(COALESCE(timestamp, created_at)) AS first,"
+    " MAX(COALESCE(timestamp, created_at)) AS last, COUNT(*) AS turns"
+    " FROM nodes WHERE space = ? AND kind = 'episode' AND session IS NOT NULL"
+    " GROUP BY session ORDER BY first, session LIMIT ? OFFSET ?"
+)
 EPISODES_OF_SOURCES = f"id IN (SELECT node FROM node_sources WHERE {in_json('source')})"
 SESSION_NAMES = (
     "SELECT DISTINCT session FROM nodes WHERE space = ? AND kind = 'episode'"
@@ -295,6 +303,8 @@ LAST_RUNS = (
     " GROUP BY stage) ORDER BY id"
 )
 RUN_EXTRAS = "SELECT extra FROM runs WHERE space = ? AND stage = ?"
+RUNS_PAGE = "SELECT * FROM runs WHERE space = ? ORDER BY id DESC LIMIT ? OFFSET ?"
+RUNS_COUNT = "SELECT COUNT(*) FROM runs WHERE space = ?"
 RUNS_INTERRUPTED = (
     "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE space = ? AND status = 'running'"
 )
