@@ -139,7 +139,8 @@ def _neighbours(
     edges = sorted(store.edges_of([node.id]), key=lambda e: (e.type, e.src, e.dst))
     left_out: dict[str, int] = {}
     if per_type is not None:
-        kept, seen = [], {}
+        kept: list[Any] = []
+        seen: dict[str, int] = {}
         for e in edges:
             key = f"{e.type} {'out' if e.src == node.id else 'in'}"
             seen[key] = seen.get(key, 0) + 1
