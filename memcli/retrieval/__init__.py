@@ -1,8 +1,8 @@
 """Retrieval strategies behind one protocol and a registry.
 
-A strategy is one module in this package that decorates a function
+A strategy is one module in this package, named after it, that decorates a function
 `retrieve(ctx, query, k) -> list[Hit]` with `@register_retriever("name")`, plus its
-module name in STRATEGY_MODULES (modules are imported on first use).
+module name in STRATEGY_MODULES (a module is imported when its strategy is first asked for).
 """
 
 from __future__ import annotations
@@ -50,14 +50,17 @@ def _load_all() -> None:
 
 
 def strategy_names() -> list[str]:
-    """Every registered strategy name."""
-    _load_all()
-    return sorted(_REGISTRY)
+    """Every strategy name (each is its module's name, so nothing is imported)."""
+    return sorted(STRATEGY_MODULES)
 
 
 def get_retriever(name: str) -> Retriever:
-    """The strategy registered under `name`, or a ConfigError listing the choices."""
-    _load_all()
+    """The strategy registered under `name`, or a ConfigError listing the choices. Only its
+    own module is imported (each strategy module is named after its strategy)."""
+    if name in STRATEGY_MODULES:
+        importlib.import_module(f"memcli.retrieval.{name}")
+    if name not in _REGISTRY:
+        _load_all()  # for the list of choices
     if name not in _REGISTRY:
         raise ConfigError(
             f"unknown retrieval strategy {name!r}{did_you_mean(name, _REGISTRY)}",
