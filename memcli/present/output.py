@@ -92,6 +92,13 @@ class Output:
         if not self.quiet:
             self.err.print(message, markup=False)
 
+    def note(self, obj: dict[str, Any]) -> None:
+        """Under --json, what `info` says to people, as one JSON object on stderr (hidden
+        by -q): stdout keeps only the records."""
+        if not self.quiet:
+            self.stderr.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            self.stderr.flush()
+
     def error(self, message: str, fix: str | None = None, code: int = 1) -> None:
         """The one report of a failure on stderr: `memcli: error: ...` with its `fix:` line,
         or under --json one object {"error", "fix", "exit"} that scripts can parse."""
