@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from memcli.present.common import counts_table, new_table, noun
+from memcli.present.common import SafeTable, counts_table, new_table, noun
 from memcli.present.output import write_file
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def show_node(out: Output, view: dict[str, Any]) -> None:
     for key, value in view["props"].items():
         lines.append(f"{key:<10} {json.dumps(value, ensure_ascii=False)}")
     out.text("\n".join(lines))
-    table = Table(title="neighbours", title_justify="left")
+    table = SafeTable(title="neighbours", title_justify="left")
     for col in ("dir", "edge", "node", "kind", "text"):
         table.add_column(col)
     for n in view["neighbours"]:

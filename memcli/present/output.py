@@ -14,9 +14,11 @@ from typing import Any, TextIO
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from memcli.errors import NotFound
 from memcli.progress import NoProgress, Progress
+from memcli.text import terminal_safe
 
 _WRITE_FIX = "pass a file path in an existing directory you can write to"
 
@@ -80,17 +82,25 @@ class Output:
         self.stdout.flush()
 
     def text(self, text: str) -> None:
-        """Plain text on stdout, exactly as given."""
+        """Plain text on stdout, as given but for control characters, which are shown
+        escaped: stored text must not drive the terminal (clear it, retitle it...)."""
+        text = terminal_safe(text)
         self.stdout.write(text if text.endswith("\n") else text + "\n")
         self.stdout.flush()
 
     def table(self, table: Table) -> None:
+        """A rich table; its cells should come from `safe_table` rows (see present.common),
+        its title and caption are made safe here."""
+        for part in ("title", "caption"):
+            value = getattr(table, part)
+            if isinstance(value, str):
+                setattr(table, part, Text(terminal_safe(value)))
         self.out.print(table)
 
     def info(self, message: str) -> None:
         """A message for people on stderr (hidden by -q)."""
         if not self.quiet:
-            self.err.print(message, markup=False)
+            self.err.print(terminal_safe(message), markup=False)
 
     def note(self, obj: dict[str, Any]) -> None:
         """Under --json, what `info` says to people, as one JSON object on stderr (hidden
@@ -108,7 +118,7 @@ class Output:
             self.stderr.flush()
             return
         text = message if not fix else f"{message}\n  fix: {fix}"
-        self.err.print(f"memcli: error: {text}", markup=False, style="red")
+        self.err.print(f"memcli: error: {terminal_safe(text)}", markup=False, style="red")
 
     def progress(self) -> Progress:
         """A progress bar when stderr is a terminal, otherwise silence."""
