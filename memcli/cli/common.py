@@ -174,8 +174,8 @@ def _signature(
         params.append(
             own.get(name) or inspect.Parameter(name, _KIND, annotation=annotation, default=default)
         )
-    for name, (annotation, default) in _ALWAYS.items():
-        params.append(inspect.Parameter(name, _KIND, annotation=annotation, default=default))
+    for name, (kind, value) in _ALWAYS.items():
+        params.append(inspect.Parameter(name, _KIND, annotation=kind, default=value))
     ctx = inspect.Parameter("ctx", _KIND, annotation=typer.Context)
     return sig.replace(parameters=[ctx, *params])
 
