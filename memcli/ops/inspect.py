@@ -127,7 +127,22 @@ def consolidation_health(mem: MemoryBase) -> dict[str, Any]:
             },
             "words": store.count_unembedded_words(space),
         },
+        "blocked": blocked_stages(mem),
     }
+
+
+def blocked_stages(mem: MemoryBase) -> dict[str, str]:
+    """Stages whose pending work no run will do with the current settings, and why: their
+    pending counts stay as they are until the settings change."""
+    from memcli.consolidate.reports import LLM_ONLY
+
+    blocked: dict[str, str] = {}
+    if mem.cfg.llm.provider == "none":
+        # summarize writes extractive summaries meanwhile and leaves them for an LLM.
+        blocked |= dict.fromkeys(sorted({*LLM_ONLY, "summarize"}), "an LLM (llm.provider none)")
+    if mem.cfg.embedding.provider == "none":
+        blocked["words"] = "embeddings (embedding.provider none)"
+    return blocked
 
 
 def _neighbours(
