@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 PER_PAGE = 50
 PER_TYPE = 8  # neighbours of each edge type and direction shown (and drawn) on a node page
+PROVENANCE_SHOWN = 20  # source turns listed (a concept may rest on thousands)
 
 # How a neighbour relates to the node on the page, by edge type and direction.
 RELATION = {
@@ -171,7 +172,10 @@ def _provenance(view: dict[str, Any]) -> str:
     prov = view["provenance"]
     parts = []
     if prov["episodes"]:
-        turns = ", ".join(node_link(e) for e in prov["episodes"])
+        episodes = prov["episodes"]
+        turns = ", ".join(node_link(e) for e in episodes[:PROVENANCE_SHOWN])
+        more = len(episodes) - PROVENANCE_SHOWN
+        turns += f" and {more:,} more" if more > 0 else ""
         parts.append(f"<p>Derived from the turns {turns}.</p>")
     if prov["files"]:
         files = "".join(f"<li><code>{esc(f)}</code></li>" for f in prov["files"])

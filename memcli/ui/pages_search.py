@@ -106,7 +106,10 @@ def _hit(rank: int, hit: Hit, packed: bool) -> str:
 
 def overview(mem: Memory) -> str:
     """What the space holds: counts by kind and edge type, sessions, sources, the model."""
-    stats = mem.stats()
+    from memcli.ops.inspect import stats as read_stats
+
+    mem.require_space()
+    stats = read_stats(mem, health=False)  # pending work is `memcli inspect`'s: slow at scale
     kinds = table(
         ["kind", "nodes"],
         [
