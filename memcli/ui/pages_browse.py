@@ -102,8 +102,8 @@ def node(mem: Memory, node_id: str) -> str:
         dict(zip(ids, spots, strict=True)),
     )
     return (
-        _node_head(view)
-        + f'<section class="near"><h2>Neighbourhood</h2>{drawing}'
+        _node_head(view, drawing)
+        + '<section class="near"><h2>Neighbours</h2>'
         + _neighbour_table(view["neighbours"], near.left_out)
         + "</section>"
         + _provenance(view)
@@ -111,7 +111,7 @@ def node(mem: Memory, node_id: str) -> str:
     )
 
 
-def _node_head(view: dict[str, Any]) -> str:
+def _node_head(view: dict[str, Any], drawing: str) -> str:
     facts = [("kind", esc(view["kind"]))]
     if view["speaker"]:
         facts.append(("speaker", esc(view["speaker"])))
@@ -129,7 +129,7 @@ def _node_head(view: dict[str, Any]) -> str:
     return (
         f'<h1>{node_link(view["node_id"])} <span class="kind">{esc(view["kind"])}</span></h1>'
         f'<blockquote class="text">{esc(view["text"])}</blockquote>'
-        f'<table class="facts">{rows}</table>'
+        f'<div class="nodegrid"><table class="facts">{rows}</table>{drawing}</div>'
     )
 
 

@@ -97,7 +97,12 @@ def _hit(rank: int, hit: Hit, packed: bool) -> str:
     via = ""
     if hit.via:
         steps = " → ".join(node_link(n) for n in hit.via)
-        via = f'<p class="via">reached through the graph: {steps}</p>'
+        how = (
+            "lifted by the turn next to it"
+            if "reply" in (hit.why or {})
+            else "reached through the graph"
+        )
+        via = f'<p class="via">{how}: {steps}</p>'
     sources = ""
     if hit.sources:
         sources = f'<p class="sources">from turns {esc(", ".join(hit.sources))}</p>'
