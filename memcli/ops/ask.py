@@ -33,15 +33,21 @@ def _require_chat(mem: MemoryBase) -> ChatModel:
     return mem.chat
 
 
+#: The most hits one question may ask for: far above any useful context, and small enough
+#: that no count derived from it overflows SQLite's integers.
+MAX_K = 10_000
+
+
 def _check_question(question: str, k: int | None) -> None:
-    """A usage error for a blank question or a `k` below 1 (the CLI's own rules)."""
+    """A usage error for a blank question or a `k` outside 1..MAX_K (the CLI's own rules)."""
     if not question.strip():
         raise UsageError(
             "the question is empty", fix="ask about something, e.g. 'where did we meet?'"
         )
-    if k is not None and k < 1:
+    if k is not None and not 1 <= k <= MAX_K:
         raise UsageError(
-            f"k must be at least 1, got {k}", fix="leave k out for retrieval.k, or pass 1 or more"
+            f"k must be from 1 to {MAX_K}, got {k}",
+            fix="leave k out for retrieval.k, or pass a number in that range",
         )
 
 

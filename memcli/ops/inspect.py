@@ -103,8 +103,8 @@ _PENDING_KIND = {
     "supersede": "fact",
     "reflect": "fact",
 }
-_RUN_FIELDS = ("status", "started_at", "finished_at", "items", "nodes", "edges", "llm_calls")
-_RUN_FIELDS += ("cache_hits", "prompt_tokens", "completion_tokens", "failures")
+_RUN_FIELDS = ("status", "started_at", "finished_at", "items", "nodes", "edges", "llm_calls",
+               "cache_hits", "prompt_tokens", "completion_tokens", "failures")  # fmt: skip
 
 
 def consolidation_health(mem: MemoryBase) -> dict[str, Any]:
@@ -141,7 +141,8 @@ def _neighbours(
     edges = sorted(store.edges_of([node.id]), key=lambda e: (e.type, e.src, e.dst))
     left_out: dict[str, int] = {}
     if per_type is not None:
-        kept, seen = [], {}
+        kept: list[Any] = []
+        seen: dict[str, int] = {}
         for e in edges:
             key = f"{e.type} {'out' if e.src == node.id else 'in'}"
             seen[key] = seen.get(key, 0) + 1

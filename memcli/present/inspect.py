@@ -4,6 +4,7 @@ exported documents."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from memcli.present.output import Output
 
 
-def show_stats(out: Output, stats: dict[str, Any]) -> None:
+def show_stats(out: Output, stats: Mapping[str, Any]) -> None:
     """`memcli inspect` for people."""
     if out.json:
         out.record(stats)
@@ -75,7 +76,7 @@ def consolidation_health(health: dict[str, Any]) -> Table:
     return table
 
 
-def show_node(out: Output, view: dict[str, Any]) -> None:
+def show_node(out: Output, view: Mapping[str, Any]) -> None:
     """`memcli inspect node ID` for people."""
     if out.json:
         out.record(view)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -73,7 +75,7 @@ class Output:
         self.err = _Console(file=self.stderr, highlight=False, soft_wrap=True)
         self.out = _Console(file=self.stdout, highlight=False, soft_wrap=True, no_color=json_mode)
 
-    def record(self, obj: dict[str, Any]) -> None:
+    def record(self, obj: Mapping[str, Any]) -> None:
         """One JSON object on one line of stdout."""
         self.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
         self.stdout.flush()
@@ -159,9 +161,13 @@ def check_writable(path: str | os.PathLike[str] | None) -> None:
 
 
 def write_file(path: str | os.PathLike[str], text: str) -> None:
-    """Write text to a file the user named; OS failures become NotFound with a fix."""
+    """Write text to a file the user named, readable by its owner only (it holds memory
+    text, like the store and exports); OS failures become NotFound with a fix."""
     try:
-        with open(path, "w", encoding="utf-8") as fh:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if stat.S_ISREG(os.fstat(fd).st_mode):  # not a terminal or pipe such as /dev/stdout
+            os.fchmod(fd, 0o600)
+        with open(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
     except OSError as exc:
         raise _cannot_write(path, exc) from None

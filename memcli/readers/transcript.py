@@ -88,7 +88,7 @@ def read_lines(
     for number, raw in lines:
         if isinstance(raw, BadRecord):
             start = _SPEAKER_START.match(raw.head) if isinstance(raw, LongLine) else None
-            if start is not None:  # a turn too long to keep starts here
+            if start is not None and isinstance(raw, LongLine):  # a turn too long to keep
                 if turn is not None:
                     yield turn.finish()
                 session = f"{default_session}:session_{session_number}"

@@ -107,7 +107,9 @@ def user_roles(speakers: Iterable[str]) -> set[str]:
 
 def states_rule(node: Node, users: frozenset[str]) -> bool:
     """Whether a memory is a user's message stating a standing instruction or preference."""
-    return bool(node.speaker) and node.speaker.lower() in users and bool(_RULE.search(node.text))
+    if not node.speaker:
+        return False
+    return node.speaker.lower() in users and bool(_RULE.search(node.text))
 
 
 def role_match(node: Node, people: set[str]) -> bool:
@@ -137,7 +139,8 @@ class Cues:
     def of(cls, question: str, nodes: Iterable[Node], **betas: float) -> Cues:
         """The question's cues; the people it may name are the speakers of `nodes` and
         the entities among them."""
-        known = sorted({n.speaker if n.kind != "entity" else n.text for n in nodes} - {None})
+        named = {n.speaker if n.kind != "entity" else n.text for n in nodes}
+        known = sorted(name for name in named if name is not None)
         people = named_people(question, known) | pronoun_roles(question, known)
         users = frozenset(user_roles(known))
         return cls(is_temporal(question), frozenset(people), users, **betas)

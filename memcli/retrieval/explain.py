@@ -103,10 +103,11 @@ def paths(
                 parent[other] = node
                 wanted.discard(other)
                 queue.append(other)
-    found = {}
+    found: dict[int, list[int]] = {}
     for target in targets:
         if target in parent and parent[target] is not None:
-            path, step = [], target
+            path: list[int] = []
+            step: int | None = target
             while step is not None:
                 path.append(step)
                 step = parent[step]

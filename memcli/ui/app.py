@@ -125,7 +125,7 @@ def build_app(mem: Memory, token: str, port: int) -> Guard:
         name = request.path_params["name"]
         if name not in STATIC:
             return Response("not found", status_code=404, media_type="text/plain")
-        data = resources.files("memcli.ui").joinpath("static", name).read_bytes()
+        data = resources.files("memcli.ui").joinpath("static").joinpath(name).read_bytes()
         return Response(data, media_type=STATIC[name])
 
     routes = [Route(path, page(render), methods=["GET", "HEAD"]) for path, render in PAGES.items()]
