@@ -24,10 +24,10 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from memcli.config import Config
-    from memcli.consolidate.common import ConsolidateReport
+    from memcli.consolidate.reports import ConsolidateReport
     from memcli.errors import MemcliError
+    from memcli.memory import Memory
     from memcli.models import AddReport, Answer, Hit, IngestReport, Node, PruneReport
-    from memcli.ops import Memory
     from memcli.ops.inspect import NodeView, StoreStats
     from memcli.ops.listing import ListQuery, MemoryPage
     from memcli.ops.prune import Selection
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 # Public name -> the module that defines it.
 _EXPORTS = {
-    "Memory": "memcli.ops",
+    "Memory": "memcli.memory",
     "Selection": "memcli.ops.prune",
     "Config": "memcli.config",
     "MemcliError": "memcli.errors",
@@ -46,7 +46,7 @@ _EXPORTS = {
     "IngestReport": "memcli.models",
     "Node": "memcli.models",
     "PruneReport": "memcli.models",
-    "ConsolidateReport": "memcli.consolidate.common",
+    "ConsolidateReport": "memcli.consolidate.reports",
     "NodeView": "memcli.ops.inspect",
     "StoreStats": "memcli.ops.inspect",
     "ReindexReport": "memcli.ops.reindex",

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from memcli.config import Config, EmbeddingConfig
+from memcli.memory import Memory
 from memcli.models import Edge, embedding_text
-from memcli.ops import Memory
 from memcli.store import Store, open_store
 from tests.fakeserver import FakeModelServer, fake_embedding
 

@@ -24,8 +24,8 @@ from typing import Any
 
 from memcli.config import Config, EmbeddingConfig
 from memcli.eval import locomo, metrics
+from memcli.memory import Memory
 from memcli.models import Hit
-from memcli.ops import Memory
 from memcli.ops.prune import Selection
 from memcli.store import Store
 from memcli.store.prune import DERIVED_TO_ORIGIN, ORIGIN_TO_DERIVED

@@ -2,7 +2,7 @@
 
 Ingesting and consolidating is the slow part of many tests' setup. A test that needs a store
 in a known state asks the session's `StoreCache` (the `stores` fixture) for a copy: the first
-request builds the store through the public library (`memcli.ops.Memory`, `memcli.store`),
+request builds the store through the public library (`memcli.memory.Memory`, `memcli.store`),
 with the models on a fake server started for the build; later requests copy the file.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memcli.ops import Memory
+from memcli.memory import Memory
 from memcli.store import open_store
 from tests.consolidate_helpers import config, graph_counts, ingested
 from tests.fakemodel import ScriptedLLM

@@ -1,4 +1,4 @@
-"""The Python API: `from memcli import Memory`, typed methods, the README example, cheap import."""
+"""The Python API: `from memcli import Memory`, typed methods, the docs example, cheap import."""
 
 from __future__ import annotations
 
@@ -163,21 +163,20 @@ def test_the_cli_commands_call_the_memory_methods() -> None:
     assert "mem.import_dump(" in (REPO / "memcli" / "cli" / "transfer.py").read_text()
 
 
-def readme_api_example() -> str:
-    """The first ```python block of the README's Python API section."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Python API", 1)[1]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "the README's Python API section has no python block"
+def api_page_example() -> str:
+    """The first ```python block of docs/python-api.md."""
+    page = (REPO / "docs" / "python-api.md").read_text(encoding="utf-8")
+    match = re.search(r"```python\n(.*?)```", page, re.S)
+    assert match, "docs/python-api.md has no python block"
     return match.group(1)
 
 
 @pytest.mark.skipif(bundled_model_dir() is None, reason="install memcli[model] for the model")
-def test_the_readme_api_example_runs_verbatim(tmp_path: Path) -> None:
+def test_the_api_page_example_runs_verbatim(tmp_path: Path) -> None:
     env = clean_env(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"))
     env["XDG_CACHE_HOME"] = os.environ.get("XDG_CACHE_HOME", str(tmp_path / "cache"))
     run = subprocess.run(
-        [sys.executable, "-c", readme_api_example()],
+        [sys.executable, "-c", api_page_example()],
         capture_output=True,
         text=True,
         env=env,

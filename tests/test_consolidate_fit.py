@@ -8,7 +8,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from memcli.ops import Memory
+from memcli.memory import Memory
 from tests.consolidate_helpers import config
 from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer, count_tokens

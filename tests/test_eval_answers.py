@@ -14,7 +14,7 @@ from memcli.config import Config, EmbeddingConfig, LLMConfig
 from memcli.eval import answers
 from memcli.eval.answers import JudgeReply, bleu1, judge, normalize, token_f1
 from memcli.llm import create_chat
-from memcli.ops import Memory
+from memcli.memory import Memory
 from tests.cli_runner import Memcli
 from tests.fakemodel import read
 from tests.fakeserver import FakeModelServer, count_tokens, refused_url

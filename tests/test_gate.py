@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from memcli.ops import Memory
+from memcli.memory import Memory
 from tests.cli_runner import Memcli
 from tests.consolidate_helpers import config, config_file
 from tests.fakemodel import ScriptedLLM

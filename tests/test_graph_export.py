@@ -11,7 +11,7 @@ from click.testing import Result
 
 from memcli.config import Config, EmbeddingConfig
 from memcli.errors import UsageError
-from memcli.ops import Memory
+from memcli.memory import Memory
 from tests.cli_runner import Memcli
 from tests.graph_helpers import Builder
 

@@ -10,7 +10,7 @@ import igraph
 import pytest
 
 from memcli.config import Config, EmbeddingConfig
-from memcli.ops import Memory
+from memcli.memory import Memory
 from tests.graph_helpers import Builder
 
 EDGE_KEYS = ("type", "weight")

@@ -3,8 +3,8 @@ and however well they rank, the turns in the context are those packed without th
 
 from __future__ import annotations
 
+from memcli.context.pack import pack
 from memcli.models import Hit, Node
-from memcli.retrieval.pack import pack
 
 CAPS = {"fact": 60, "reflection": 20, "episode": 80}
 

@@ -7,10 +7,10 @@ import json
 import re
 from pathlib import Path
 
+from memcli.context.excerpt import bag_score, matched_span
+from memcli.context.pack import item_line, pack
+from memcli.context.passages import passages
 from memcli.models import Hit, Node
-from memcli.passages import passages
-from memcli.retrieval.excerpt import bag_score, matched_span
-from memcli.retrieval.pack import item_line, pack
 from tests.cli_runner import Memcli
 from tests.graph_helpers import write_jsonl
 

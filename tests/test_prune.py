@@ -12,8 +12,8 @@ import pytest
 
 from memcli.config import Config, EmbeddingConfig
 from memcli.errors import NodeNotFound, NotFound, UsageError
+from memcli.memory import Memory
 from memcli.models import Edge, PruneReport
-from memcli.ops import Memory
 from memcli.ops.prune import Selection, parse_duration
 from memcli.store.work import CachedReply
 from tests.prune_graph import ALL, Graph, build, edge_set, remaining

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memcli.config import Config, EmbeddingConfig
+from memcli.memory import Memory
 from memcli.models import Node
-from memcli.ops import Memory
 from memcli.retrieval.cues import Cues, pronoun_roles, states_rule
 from memcli.retrieval.shapes import Shape
 from memcli.retrieval.spread import interleave, spread

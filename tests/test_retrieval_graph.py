@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from memcli.context.pack import pack
 from memcli.eval.metrics import ranked_refs
+from memcli.memory import Memory
 from memcli.models import Hit, Node
-from memcli.ops import Memory
 from memcli.ops.ask import search_context
 from memcli.retrieval import get_retriever, strategy_names
 from memcli.retrieval.cues import Cues, is_temporal, named_people, time_bearing
-from memcli.retrieval.pack import pack
 from memcli.store import open_store
 from tests.cli_runner import Memcli
 from tests.fakeserver import FakeModelServer
@@ -228,7 +228,7 @@ def test_pack_keeps_ids_sections_and_time_order(stores: StoreCache, tmp_path: Pa
 def test_pack_cuts_the_best_hit_rather_than_returning_nothing(
     stores: StoreCache, tmp_path: Path
 ) -> None:
-    from memcli.retrieval.pack import item_line
+    from memcli.context.pack import item_line
 
     hits, _ids = consolidated_hits(stores, tmp_path, "greyhound Biscuit", 5)
     packed = pack(hits, budget=6, caps={"fact": 60, "reflection": 20, "episode": 80})

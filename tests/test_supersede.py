@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from memcli.ops import Memory
+from memcli.memory import Memory
 from tests.cli_runner import Memcli
 from tests.consolidate_helpers import config, config_file
 from tests.fakemodel import _TURN, ScriptedLLM

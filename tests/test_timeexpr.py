@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from memcli.context.pack import item_line
 from memcli.models import Hit, Node
-from memcli.retrieval.pack import item_line
 from memcli.timeexpr import annotate, time_refs
 from tests.graph_helpers import CONVERSATION, memory, write_jsonl
 

@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 
-from memcli import views
 from memcli.cli.common import State, with_state
 from memcli.cli.helptext import paragraphs
 from memcli.cli.root import app
@@ -69,13 +68,14 @@ that holds each one (api_key_env).
 def _show(state: State) -> None:
     from memcli.config import masked
     from memcli.config_files import flatten, value_sources
+    from memcli.present.config import show_config
 
     cfg = state.config_obj()
     shown = masked(cfg)
     flags = {"db": str(state.db) if state.db else None, "space": state.space}
     config_path = str(state.config) if state.config else None
     sources = value_sources(config_path, flags, flatten(shown))
-    views.config_values(state.out, shown, sources, cfg.source_file)
+    show_config(state.out, shown, sources, cfg.source_file)
 
 
 @config_app.callback(invoke_without_command=True, help=paragraphs(CONFIG_HELP))
@@ -98,6 +98,7 @@ def config_show(state: State) -> None:
 def config_init(state: State, path: InitPath = None, force: Force = False) -> None:
     """`memcli config init` (help in INIT_HELP)."""
     from memcli.config_files import init_config
+    from memcli.present.config import show_config_written
 
     written = init_config(path, force=force)
-    views.config_written(state.out, str(written))
+    show_config_written(state.out, str(written))

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import typer
 
-from memcli import render
 from memcli.cli.common import State, check_strategy, need_command, with_state
 from memcli.cli.helptext import prose
 from memcli.cli.root import app
@@ -54,7 +53,8 @@ def _run(
     consolidate: bool,
 ) -> None:
     """Run one benchmark over `target` with the options every eval command shares."""
-    from memcli.output import check_writable
+    from memcli.present.eval import show_eval
+    from memcli.present.output import check_writable
 
     names = [s.strip() for s in strategy.split(",") if s.strip()]
     check_strategy(names)
@@ -63,7 +63,7 @@ def _run(
     report = benchmark(
         target, state.config_obj(), names, cutoffs, state.out.progress(), consolidate=consolidate
     )
-    render.eval_report(state.out, report, json_out)
+    show_eval(state.out, report, json_out)
 
 
 @eval_app.callback(invoke_without_command=True)

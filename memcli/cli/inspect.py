@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from memcli import render
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
 
@@ -31,8 +30,10 @@ OutputPath = Annotated[
 
 
 def _stats(state: State) -> None:
+    from memcli.present.inspect import show_stats
+
     with memory(state) as mem:
-        render.stats(state.out, mem.stats())
+        show_stats(state.out, mem.stats())
 
 
 @inspect_app.callback(invoke_without_command=True)
@@ -79,8 +80,10 @@ def inspect_node(state: State, node_id: NodeId) -> None:
 
       memcli --json inspect node fa3
     """
+    from memcli.present.inspect import show_node
+
     with memory(state) as mem:
-        render.node(state.out, mem.node_view(node_id))
+        show_node(state.out, mem.node_view(node_id))
 
 
 @inspect_app.command("entity")
@@ -95,10 +98,10 @@ def inspect_entity(state: State, name: EntityName) -> None:
 
       memcli --json inspect entity en4
     """
-    from memcli import render_entity
+    from memcli.present.entity import show_entity
 
     with memory(state) as mem:
-        render_entity.entity(state.out, mem.entity_view(name))
+        show_entity(state.out, mem.entity_view(name))
 
 
 @inspect_app.command("graph")
@@ -117,7 +120,8 @@ def inspect_graph(state: State, fmt: GraphFormat = None, output: OutputPath = No
       memcli inspect graph -o graph.json    # the format follows the suffix
     """
     from memcli.ops.graph_export import choose_format
+    from memcli.present.inspect import show_document
 
     chosen = choose_format(fmt, state.json, output)
     with memory(state) as mem:
-        render.export(state.out, mem.export_graph(chosen, compact=state.json), output)
+        show_document(state.out, mem.export_graph(chosen, compact=state.json), output)

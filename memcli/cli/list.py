@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 
-from memcli import views
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.helptext import paragraphs
 from memcli.cli.root import app
@@ -67,6 +66,7 @@ def list_memories(
 ) -> None:  # fmt: skip
     """`memcli list` (help in HELP)."""
     from memcli.ops.listing import ListQuery
+    from memcli.present.listing import show_page
 
     query = ListQuery(
         tuple(kind or ()), tuple(session or ()), tuple(source or ()),
@@ -75,4 +75,4 @@ def list_memories(
     query.check()
     with memory(state) as mem:
         result = mem.list_memories(query)
-    views.memory_page(state.out, result)
+    show_page(state.out, result)

@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memcli import render
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
 from memcli.errors import UsageError
 
 if TYPE_CHECKING:
+    from memcli.memory import Memory
     from memcli.models import PruneReport
-    from memcli.ops import Memory
     from memcli.ops.prune import Selection
 
 Sources = Annotated[
@@ -85,6 +84,7 @@ def prune(
 ) -> None:  # fmt: skip
     """`memcli prune` (help in HELP): select, check, confirm, prune, render."""
     from memcli.ops.prune import Selection
+    from memcli.present.prune import show_prune
 
     sel = Selection(
         tuple(source or ()), tuple(session or ()), space is not None, older_than, before,
@@ -94,7 +94,7 @@ def prune(
     with memory(state, write=not dry_run) as mem:
         report = _prune_confirmed(state, mem, sel, dry_run=dry_run, yes=yes, vacuum=vacuum)
     if report is not None:
-        render.prune(state.out, report)
+        show_prune(state.out, report)
 
 
 def _prune_confirmed(

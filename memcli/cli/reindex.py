@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 
-from memcli import render
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
 
@@ -29,5 +28,7 @@ def reindex(state: State, space: AnySpace = None) -> None:
 
       memcli --json reindex --db work.db
     """
+    from memcli.present.common import show_record
+
     with memory(state, any_space=True, write=True) as mem:
-        render.record_or_line(state.out, mem.reindex(progress=state.out.progress()), "reindexed")
+        show_record(state.out, mem.reindex(progress=state.out.progress()), "reindexed")

@@ -1,4 +1,5 @@
-"""What every consolidation stage shares: reports, the run's settings and models, LLM calls.
+"""What every consolidation stage shares: the run (`Job`: settings, models, caches), a
+stage's model calls and counters (`Stage`), and the helpers several stages use.
 
 Rules every stage follows:
 - a unit of work (a segment window, a facts chunk, ...) is written in ONE transaction,
@@ -20,111 +21,27 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pydantic
 
 from memcli.consolidate.concept_index import ConceptIndex
+from memcli.consolidate.entity_index import EntityIndex
+from memcli.consolidate.names import CaseStats
 from memcli.consolidate.phrases import Corpus, name_tokens
+from memcli.consolidate.reports import STAGES, StageReport
 from memcli.llm.cached import CachedChat, Usage
 from memcli.llm.embedder import embed_all
 from memcli.models import Edge, Node
 from memcli.progress import NoProgress, Progress
 from memcli.prompting import render
-from memcli.store.work import RUN_COUNTERS
 from memcli.timeexpr import resolve_relative
 
 if TYPE_CHECKING:
     from memcli.config import Config, ConsolidationConfig
-    from memcli.consolidate.entity_index import EntityIndex
-    from memcli.consolidate.names import CaseStats
+    from memcli.consolidate.options import ConsolidateOptions
     from memcli.llm import ChatModel, Embedder
     from memcli.store import Store
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 T = TypeVar("T")
 
-#: Stage names in the order they run (also the names of `runs` rows and `processed` marks).
-STAGES: tuple[str, ...] = (
-    "segment", "summarize", "link", "gate", "facts", "concepts", "entities", "supersede",
-    "reflect", "words",
-)  # fmt: skip
-#: Stages that cannot run at all without a chat model.
-LLM_ONLY: frozenset[str] = frozenset({"link", "gate", "facts", "supersede", "reflect"})
 MAX_REASKS = 2
-
-# The counters a stage reports are the columns of its `runs` row.
-COUNTERS = RUN_COUNTERS
-
-
-@dataclass
-class StageReport:
-    """What one stage did in one run (or, in a dry run, what it would do)."""
-
-    name: str
-    status: str = "done"  # done | skipped | failed | interrupted
-    reason: str | None = None
-    items: int = 0  # units of work completed (segments, chunks, batches ...)
-    nodes: int = 0
-    edges: int = 0
-    llm_calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    failures: int = 0  # model replies still invalid after re-asks, and failed units
-    dropped: int = 0  # ids in model replies that were not in the prompt
-    pending: int = 0  # units left for a later run
-    seconds: float = 0.0
-    extra: dict[str, int] = field(default_factory=dict)  # stage-specific counts
-
-    def counters(self) -> dict[str, int]:
-        """The counters mirrored in the `runs` table."""
-        return {name: getattr(self, name) for name in COUNTERS}
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "status": self.status,
-            "reason": self.reason,
-            **self.counters(),
-            "dropped": self.dropped,
-            "pending": self.pending,
-            "seconds": round(self.seconds, 3),
-            **self.extra,
-        }
-
-
-@dataclass
-class ConsolidateReport:
-    """The result of one `consolidate` call."""
-
-    stages: list[StageReport] = field(default_factory=list)
-    locked: bool = False
-    holder: dict[str, Any] | None = None  # the live process holding the lock
-    dry_run: bool = False
-    no_llm: bool = False
-    sessions: list[dict[str, Any]] = field(default_factory=list)  # dry run: open buffers
-    seconds: float = 0.0
-
-    def stage(self, name: str) -> StageReport:
-        """The report of one stage (KeyError when it is not part of this run)."""
-        return next(s for s in self.stages if s.name == name)
-
-    def totals(self) -> dict[str, int]:
-        """Every counter summed over the stages."""
-        keys = (*COUNTERS, "dropped", "pending")
-        return {k: sum(getattr(s, k) for s in self.stages) for k in keys}
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: stages by name, totals, lock and timing."""
-        out: dict[str, Any] = {
-            "stages": {s.name: s.to_dict() for s in self.stages},
-            "totals": self.totals(),
-            "locked": self.locked,
-            "dry_run": self.dry_run,
-            "no_llm": self.no_llm,
-            "seconds": round(self.seconds, 3),
-        }
-        if self.holder:
-            out["holder"] = self.holder
-        if self.dry_run:
-            out["sessions"] = self.sessions
-        return out
 
 
 @dataclass(frozen=True)
@@ -144,23 +61,24 @@ class RunContext:
     load_embedder: Callable[[], Embedder | None]
     #: Notes in the store which embedder its vectors come from, and their length. Called
     #: inside the transaction that stores vectors.
-    record_embedder: Callable[[int], None]
+    record_embedder: Callable[[int | None], None]
     progress: Progress = field(default_factory=NoProgress)
 
 
 class Job:
     """One consolidation run: its context, settings, unit limit and shared caches."""
 
-    def __init__(self, ctx: RunContext, *, flush: bool = False, limit: int | None = None) -> None:
+    def __init__(self, ctx: RunContext, options: ConsolidateOptions) -> None:
         self.ctx = ctx
+        self.options = options
         self.store = ctx.store
         self.space = ctx.space
         self.cfg: ConsolidationConfig = ctx.config.consolidation
         self.prompts_dir = ctx.config.prompts_dir
         self.concurrency = ctx.config.llm.concurrency
         self.chat_model = ctx.chat
-        self.flush = flush
-        self.limit = limit
+        self.flush = options.flush  # also close the newest session's buffer
+        self.limit = options.limit  # units of work per stage
         self.selected: frozenset[str] = frozenset(STAGES)
         self.progress = ctx.progress
         self.stages: dict[str, Stage] = {}
@@ -232,13 +150,13 @@ class Job:
 
     def save_vectors(self, rows: Iterable[tuple[int, str, Any]]) -> None:
         """Store (node id, kind, vector) rows. Call inside the unit's transaction."""
-        rows = [(nid, self.space, kind, vec) for nid, kind, vec in rows if vec is not None]
-        if not rows:
+        placed = [(nid, self.space, kind, vec) for nid, kind, vec in rows if vec is not None]
+        if not placed:
             return
-        dim = len(rows[0][3])
+        dim = len(placed[0][3])
         self.store.ensure_vectors(dim)
         self.ctx.record_embedder(dim)
-        self.store.put_vectors(rows)
+        self.store.put_vectors(placed)
 
 
 class Unfit(Exception):
@@ -421,3 +339,39 @@ def turn_line(node: Node, date_hints: bool = False) -> str:
         if resolved:
             line += "  {dates: " + "; ".join(f'"{e}" = {d}' for e, d in resolved) + "}"
     return line
+
+
+def concept_ids(stage: Stage, labels: Sequence[str], source: str) -> dict[str, int]:
+    """Ids for canonical labels, creating the missing concepts (call inside a transaction,
+    after `prepare_labels` embedded the new ones)."""
+    job = stage.job
+    index = job.concepts
+    out: dict[str, int] = {}
+    for label in labels:
+        found = index.lookup(label)
+        if found is None:
+            vectors = job.embed([label])
+            found = index.create(job.store, job.space, label, source)
+            job.save_vectors([(found, "concept", vectors[0] if vectors else None)])
+            stage.report.nodes += 1
+        out[label] = found
+    return out
+
+
+def prepare_labels(job: Job, labels: Sequence[str]) -> None:
+    """Embed the labels that have no concept yet (before the unit's transaction)."""
+    job.prefetch(sorted({lb for lb in labels if job.concepts.lookup(lb) is None}))
+
+
+def entity_index(job: Job) -> EntityIndex:
+    """The run's entity index (read from the store on first use)."""
+    if job.entities is None:
+        job.entities = EntityIndex(job.store, job.space)
+    return job.entities
+
+
+def case_stats(job: Job) -> CaseStats:
+    """How the space writes each word (read once per run)."""
+    if job.case_stats is None:
+        job.case_stats = CaseStats.of(e.text for e in job.episodes())
+    return job.case_stats

@@ -7,14 +7,12 @@ generic words or person names are refused.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memcli.consolidate.normalize import canonical_tokens
 from memcli.consolidate.phrases import is_generic
 
 if TYPE_CHECKING:
-    from memcli.consolidate.common import Job, Stage
     from memcli.store import Store
 
 MAX_LABEL_WORDS = 5
@@ -51,32 +49,10 @@ class ConceptIndex:
         """The concept stored under a canonical label or alias."""
         return self.by_label.get(label)
 
-    def create(self, job: Job, label: str, source: str, vector: Any) -> int:
+    def create(self, store: Store, space: str, label: str, source: str) -> int:
         """Insert a concept node (call inside a transaction) and index it."""
-        cid = job.store.insert_node(
-            job.space, "concept", label, key=label, props={"source": source, "aliases": []}
+        cid = store.insert_node(
+            space, "concept", label, key=label, props={"source": source, "aliases": []}
         )
-        job.save_vectors([(cid, "concept", vector)])
         self.by_label[label] = cid
         return cid
-
-
-def concept_ids(stage: Stage, labels: Sequence[str], source: str) -> dict[str, int]:
-    """Ids for canonical labels, creating the missing concepts (call inside a transaction,
-    after `prepare_labels` embedded the new ones)."""
-    job = stage.job
-    index = job.concepts
-    out: dict[str, int] = {}
-    for label in labels:
-        found = index.lookup(label)
-        if found is None:
-            vectors = job.embed([label])
-            found = index.create(job, label, source, vectors[0] if vectors else None)
-            stage.report.nodes += 1
-        out[label] = found
-    return out
-
-
-def prepare_labels(job: Job, labels: Sequence[str]) -> None:
-    """Embed the labels that have no concept yet (before the unit's transaction)."""
-    job.prefetch(sorted({lb for lb in labels if job.concepts.lookup(lb) is None}))

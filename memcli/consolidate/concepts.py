@@ -15,8 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memcli.consolidate.common import Stage, fold_node, segment_members
-from memcli.consolidate.concept_index import concept_ids, prepare_labels
+from memcli.consolidate.common import (
+    Stage,
+    concept_ids,
+    fold_node,
+    prepare_labels,
+    segment_members,
+)
 from memcli.consolidate.normalize import near_duplicate
 from memcli.consolidate.phrases import key_phrases, phrases
 from memcli.models import Edge, Node
@@ -100,7 +105,7 @@ def keyword_unit(stage: Stage, segment: Node, members: Sequence[Node]) -> None:
     prepare_labels(job, chosen)
     with job.store.transaction():
         ids = concept_ids(stage, list(links), "keyword")
-        edges = []
+        edges: list[Edge] = []
         for label, eps in links.items():
             cid = ids[label]
             edges.extend(Edge(e, cid, "HAS_CONCEPT") for e in sorted(eps))

@@ -17,36 +17,18 @@ Unit of work: one topic segment, committed with its `processed` mark.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.entity_index import EntityRecord, case_stats, entity_index
-from memcli.consolidate.names import Mention, mentions
+from memcli.consolidate import entity_llm
+from memcli.consolidate.common import case_stats, entity_index, segment_members
+from memcli.consolidate.entity_index import EntityRecord
+from memcli.consolidate.entity_merge import merge_new, refresh_profiles
+from memcli.consolidate.names import Found, mentions
 from memcli.models import Edge, Node
-from memcli.text import canonical_key
 
 if TYPE_CHECKING:
     from memcli.consolidate.common import Job, Stage
     from memcli.consolidate.entity_llm import Extraction
-
-
-@dataclass
-class Found:
-    """Entities named in one unit: key -> (display name, kind), and who mentions what."""
-
-    names: dict[str, tuple[str, str]] = field(default_factory=dict)
-    said: dict[int, dict[str, list[str]]] = field(default_factory=dict)  # node -> key -> values
-    # node -> key -> statements about the entity whose object is a value (from the LLM)
-    statements: dict[int, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
-
-    def add(self, node_id: int, mention: Mention) -> None:
-        key = canonical_key(mention.surface)
-        if not key or key.isdigit():
-            return
-        self.names.setdefault(key, (mention.surface, mention.kind))
-        values = self.said.setdefault(node_id, {}).setdefault(key, [])
-        if mention.value and mention.value not in values:
-            values.append(mention.value)
 
 
 def found_in(job: Job, nodes: Sequence[Node]) -> Found:
@@ -144,10 +126,6 @@ def link_facts(stage: Stage) -> None:
 
 def run(stage: Stage) -> None:
     """Entities for new segments (rules, then the LLM), facts linked, twins merged."""
-    from memcli.consolidate import entity_llm
-    from memcli.consolidate.common import segment_members
-    from memcli.consolidate.entity_merge import merge_new, refresh_profiles
-
     job = stage.job
     store = job.store
     todo = store.unprocessed(job.space, "entities", kind="segment")

@@ -18,11 +18,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.names import CaseStats
 from memcli.text import canonical_key
 
 if TYPE_CHECKING:
-    from memcli.consolidate.common import Job
     from memcli.store import Store
 
 MIN_PART_CHARS = 4
@@ -146,17 +144,3 @@ def vector_twins(
         if letters_shared(a.key, b.key) >= MIN_SHARED_LETTERS:
             pairs.append((a.id, b.id))
     return pairs
-
-
-def entity_index(job: Job) -> EntityIndex:
-    """The run's entity index (read from the store on first use)."""
-    if job.entities is None:
-        job.entities = EntityIndex(job.store, job.space)
-    return job.entities
-
-
-def case_stats(job: Job) -> CaseStats:
-    """How the space writes each word (read once per run)."""
-    if job.case_stats is None:
-        job.case_stats = CaseStats.of(e.text for e in job.episodes())
-    return job.case_stats

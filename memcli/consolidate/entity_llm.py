@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.common import Unfit, halves, turn_line
-from memcli.consolidate.entity_index import entity_index
-from memcli.consolidate.names import mentions
+from memcli.consolidate.common import Unfit, case_stats, entity_index, halves, turn_line
+from memcli.consolidate.names import Found, mentions
 from memcli.consolidate.schemas import EntitiesReply
 from memcli.dates import partial_date
 from memcli.models import Edge, Node
@@ -27,7 +26,6 @@ from memcli.text import canonical_key, one_line
 
 if TYPE_CHECKING:
     from memcli.consolidate.common import Job, Stage
-    from memcli.consolidate.entities import Found
 
 FAILED: Any = object()  # the reply stayed invalid: the segment waits for a later run
 MAX_DESCRIPTION_CHARS = 400
@@ -146,10 +144,7 @@ def _relations(stage: Stage, ids: dict[str, int], triplets: Sequence[_Triplet]) 
 
 
 def _request(stage: Stage, members: Sequence[Node]) -> list[dict[str, str]]:
-    job = stage.job
-    from memcli.consolidate.entity_index import case_stats
-
-    stats = case_stats(job)
+    stats = case_stats(stage.job)
     names = sorted({m.surface for e in members for m in mentions(e.text, stats)})
     turns = "\n".join(turn_line(e, date_hints=True) for e in members)
     return stage.prompt("entities", turns=data_block(turns), names=", ".join(names) or "(none)")

@@ -10,14 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.common import fold_node
-from memcli.consolidate.entity_index import (
-    EntityIndex,
-    EntityRecord,
-    entity_index,
-    rule_twins,
-    vector_twins,
-)
+from memcli.consolidate.common import entity_index, fold_node
+from memcli.consolidate.entity_index import EntityIndex, EntityRecord, rule_twins, vector_twins
 
 if TYPE_CHECKING:
     from memcli.consolidate.common import Stage

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memcli.consolidate.buffer import session_order, turn_tokens
-from memcli.consolidate.common import Stage, Unfit, halves, turn_line
-from memcli.consolidate.concept_index import concept_ids, prepare_labels
+from memcli.consolidate.common import Stage, Unfit, concept_ids, halves, prepare_labels, turn_line
 from memcli.consolidate.nearest import mean_vector, similar
 from memcli.consolidate.quality import Sieve
 from memcli.consolidate.schemas import FactsReply

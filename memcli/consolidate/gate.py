@@ -22,8 +22,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memcli.consolidate.common import segment_members, turn_line
-from memcli.consolidate.entity_index import case_stats
+from memcli.consolidate.common import case_stats, segment_members, turn_line
 from memcli.consolidate.names import mentions
 from memcli.models import Node
 from memcli.text import STOPWORDS, canonical_key, count_tokens, words

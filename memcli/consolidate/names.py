@@ -27,8 +27,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from memcli.text import strip_possessive
+from memcli.text import canonical_key, strip_possessive
 
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
@@ -272,3 +273,22 @@ def _is_proper(word: str, at_start: bool, stats: CaseStats | None) -> bool:
     if stats is None:
         return not at_start
     return stats.proper(word, at_start)
+
+
+@dataclass
+class Found:
+    """Entities named in one unit: key -> (display name, kind), and who mentions what."""
+
+    names: dict[str, tuple[str, str]] = field(default_factory=dict)
+    said: dict[int, dict[str, list[str]]] = field(default_factory=dict)  # node -> key -> values
+    # node -> key -> statements about the entity whose object is a value (from the LLM)
+    statements: dict[int, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+
+    def add(self, node_id: int, mention: Mention) -> None:
+        key = canonical_key(mention.surface)
+        if not key or key.isdigit():
+            return
+        self.names.setdefault(key, (mention.surface, mention.kind))
+        values = self.said.setdefault(node_id, {}).setdefault(key, [])
+        if mention.value and mention.value not in values:
+            values.append(mention.value)

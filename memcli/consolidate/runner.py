@@ -17,35 +17,12 @@ import time
 from collections.abc import Sequence
 
 from memcli.consolidate.buffer import pending_buffers
-from memcli.consolidate.common import (
-    LLM_ONLY,
-    STAGES,
-    ConsolidateReport,
-    Job,
-    RunContext,
-    Stage,
-    StageReport,
-)
-from memcli.errors import Terminated, UsageError, did_you_mean
+from memcli.consolidate.common import Job, RunContext, Stage
+from memcli.consolidate.options import ConsolidateOptions
+from memcli.consolidate.reports import LLM_ONLY, STAGES, ConsolidateReport, StageReport
+from memcli.errors import Terminated
 
 NO_LLM_REASON = "needs an LLM (--no-llm, or llm.provider none)"
-
-
-def selected_stages(stages: Sequence[str] | None, limit: int | None = None) -> list[str]:
-    """The requested stages in pipeline order; unknown names, and a `limit` below 1, are
-    usage errors."""
-    names = set(STAGES)
-    if stages:
-        names = {s.strip() for item in stages for s in item.split(",") if s.strip()}
-        unknown = sorted(names - set(STAGES))
-        if unknown:
-            raise UsageError(
-                f"unknown stage {', '.join(map(repr, unknown))}{did_you_mean(unknown[0], STAGES)}",
-                fix=f"--stage takes: {', '.join(STAGES)} (repeat it, or separate with commas)",
-            )
-    if limit is not None and limit < 1:
-        raise UsageError("--limit must be at least 1")
-    return [s for s in STAGES if s in names]
 
 
 def _skip(report: StageReport, reason: str) -> StageReport:
@@ -136,19 +113,13 @@ def dry_run(job: Job, names: Sequence[str]) -> ConsolidateReport:
     return ConsolidateReport(stages=reports, dry_run=True, sessions=[b.to_dict() for b in buffers])
 
 
-def consolidate(
-    ctx: RunContext,
-    names: Sequence[str],
-    *,
-    flush: bool = False,
-    limit: int | None = None,
-    dry_run_only: bool = False,
-) -> ConsolidateReport:
-    """Run (or, dry, describe) the stages `names` (see `selected_stages`) under the
+def consolidate(ctx: RunContext, options: ConsolidateOptions) -> ConsolidateReport:
+    """Run (or, with `options.dry_run`, describe) the selected stages under the
     consolidation lock."""
     started = time.perf_counter()
-    job = Job(ctx, flush=flush, limit=limit)
-    if dry_run_only:
+    job = Job(ctx, options)
+    names = options.stages
+    if options.dry_run:
         report = dry_run(job, names)
     else:
         with ctx.store.consolidation_lock() as holder:

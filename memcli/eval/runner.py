@@ -53,7 +53,7 @@ def memory_for(
     conv: Conversation, cfg: Config, workdir: Path, shared: dict[str, Any], consolidate: bool
 ) -> tuple[Any, dict[str, float]]:
     """A fresh store holding only this conversation's turns, and what it took to build."""
-    from memcli.ops import Memory
+    from memcli.memory import Memory
 
     mem = Memory(dataclasses.replace(cfg, db=str(workdir / "memory.db"), space="default"), **shared)
     timing = {"ingest_s": 0.0, "consolidate_s": 0.0}
@@ -67,7 +67,7 @@ def memory_for(
     return mem, timing
 
 
-def _score(
+def score_question(
     mem: Any, conv: Conversation, qa: dict[str, Any], strategy: str, ks: Sequence[int]
 ) -> tuple[dict[str, Any], str]:
     """Retrieval metrics of one question, and the packed context answers are made from."""
@@ -138,7 +138,7 @@ def _run_conversation(
     for strategy in strategies:
         items = []
         for qa in conv.questions:
-            row, context = _score(mem, conv, qa, strategy, ks)
+            row, context = score_question(mem, conv, qa, strategy, ks)
             items.append(({"conversation": conv.name, **row}, qa, context))
             if not answering:
                 progress.advance()

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from memcli.answering import AnswerResult, answer_question
+from memcli.context.pack import Packed, pack
+from memcli.context.subjects import subjects_of
 from memcli.errors import LLMNotConfigured, ModelOutputInvalid, UsageError
 from memcli.models import Answer
 from memcli.retrieval import SearchContext, get_retriever
-from memcli.retrieval.pack import Packed, pack
-from memcli.retrieval.subjects import subjects_of
 
 #: A context too long for the model is packed again in this share of the words, down to
 #: MIN_WORDS words.
@@ -18,16 +17,18 @@ SHRINK = 0.7
 MIN_WORDS = 60
 
 if TYPE_CHECKING:
+    from memcli.answering import AnswerResult
     from memcli.llm import ChatModel
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
 
 
-def search_context(mem: Memory) -> SearchContext:
-    """A retrieval context over the memory's store, space, embedder and settings."""
-    return SearchContext(mem.store, mem.space, mem.embedder, mem.cfg.retrieval)
+def search_context(mem: MemoryBase, explain: bool = False) -> SearchContext:
+    """A retrieval context over the memory's store, space, embedder and settings; with
+    `explain`, strategies that can say why each hit ranked (memcli.retrieval.explain)."""
+    return SearchContext(mem.store, mem.space, mem.embedder, mem.cfg.retrieval, explain)
 
 
-def _require_chat(mem: Memory) -> ChatModel:
+def _require_chat(mem: MemoryBase) -> ChatModel:
     if mem.chat is None:
         raise LLMNotConfigured(
             "answering needs an LLM, and llm.provider is 'none'",
@@ -38,38 +39,46 @@ def _require_chat(mem: Memory) -> ChatModel:
     return mem.chat
 
 
+#: The most hits one question may ask for: far above any useful context, and small enough
+#: that no count derived from it overflows SQLite's integers.
+MAX_K = 10_000
+
+
 def _check_question(question: str, k: int | None) -> None:
-    """A usage error for a blank question or a `k` below 1 (the CLI's own rules)."""
+    """A usage error for a blank question or a `k` outside 1..MAX_K (the CLI's own rules)."""
     if not question.strip():
         raise UsageError(
             "the question is empty", fix="ask about something, e.g. 'where did we meet?'"
         )
-    if k is not None and k < 1:
+    if k is not None and not 1 <= k <= MAX_K:
         raise UsageError(
-            f"k must be at least 1, got {k}", fix="leave k out for retrieval.k, or pass 1 or more"
+            f"k must be from 1 to {MAX_K}, got {k}",
+            fix="leave k out for retrieval.k, or pass a number in that range",
         )
 
 
 def ask(
-    mem: Memory,
+    mem: MemoryBase,
     question: str,
     *,
     strategy: str | None = None,
     k: int | None = None,
     context_only: bool = False,
     word_budget: int | None = None,
+    explain: bool = False,
 ) -> Answer:
     """Retrieve memories for a question, pack them and, unless `context_only`, answer.
 
     `k` bounds both the hits returned and the hits packed; without it, `retrieval.k` hits
     are returned and the best `retrieval.pool` are packed. `word_budget` replaces
     `retrieval.word_budget`. A context too long for the model's window is packed again
-    with fewer words (see `fitted_answer`); the Answer holds the one the model read."""
+    with fewer words (see `fitted_answer`); the Answer holds the one the model read. With
+    `explain`, each hit says why it ranked, where the strategy can (memcli.retrieval.explain)."""
     _check_question(question, k)
     cfg = mem.cfg.retrieval
     retrieve = get_retriever(strategy or cfg.strategy)
     chat = None if context_only else _require_chat(mem)  # before any retrieval work
-    ranked = retrieve(search_context(mem), question, k or max(cfg.k, cfg.pool))
+    ranked = retrieve(search_context(mem, explain), question, k or max(cfg.k, cfg.pool))
     k = k or cfg.k
     caps = {
         "fact": cfg.max_facts,
@@ -86,6 +95,7 @@ def ask(
 
     packed = packed_in(budget)
     result = Answer(question, packed.context, ranked[:k], about=packed.about)
+    result.packed = [h.node.node_id for h in packed.included]
     if chat is not None:
         packs = {budget: packed}
 
@@ -95,6 +105,7 @@ def ask(
 
         reply, words = fitted_answer(mem, question, budget, packed.context, repack)
         result.context, result.about = packs[words].context, packs[words].about
+        result.packed = [h.node.node_id for h in packs[words].included]
         if reply.answer is None:
             raise ModelOutputInvalid(
                 f"{chat.provider}:{chat.model} gave no usable answer in {reply.attempts} "
@@ -112,7 +123,7 @@ def ask(
 
 
 def fitted_answer(
-    mem: Memory,
+    mem: MemoryBase,
     question: str,
     budget: int,
     context: str,
@@ -135,11 +146,12 @@ def fitted_answer(
             context = repack(budget)
 
 
-def generate(mem: Memory, question: str, context: str) -> AnswerResult:
+def generate(mem: MemoryBase, question: str, context: str) -> AnswerResult:
     """The configured LLM's answer from packed memory; replies are cached in the store.
 
     Never raises for invalid model output: the result's `answer` is None instead.
     """
+    from memcli.answering import answer_question
     from memcli.llm.cached import CachedChat, Usage
 
     usage = Usage()  # per answer, so callers see what this one cost

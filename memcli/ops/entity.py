@@ -17,7 +17,7 @@ from memcli.models import Edge, Node, parse_node_id
 from memcli.text import canonical_key, truncate
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
     from memcli.store import Store
 
 TEXT_CHARS = 160
@@ -81,7 +81,7 @@ def _relations(store: Store, entity: Node, edges: list[Edge]) -> list[dict[str, 
     return out
 
 
-def entity_view(mem: Memory, name: str) -> dict[str, Any]:
+def entity_view(mem: MemoryBase, name: str) -> dict[str, Any]:
     """An entity's description, aliases, relations and timeline (facts and turns)."""
     store = mem.store
     entity = find_entity(store, mem.space, name)
@@ -104,7 +104,7 @@ def entity_view(mem: Memory, name: str) -> dict[str, Any]:
     }
 
 
-def restore_profiles(mem: Memory, entity_ids: dict[int, str]) -> int:
+def restore_profiles(mem: MemoryBase, entity_ids: dict[int, str]) -> int:
     """Give entities (id -> space) their profile vectors again after their memories were
     embedded anew (`reindex`, `import`); call inside the transaction that stored those.
     Returns how many were set."""

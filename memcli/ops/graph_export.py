@@ -17,7 +17,7 @@ from memcli.graph import write_graph
 from memcli.models import Edge, Node, node_public_id
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
 
 FORMATS = ("graphml", "json", "dot")
 
@@ -48,7 +48,7 @@ def _attrs(node: Node) -> dict[str, Any]:
     return {"label": _label(node), **{k: v for k, v in values.items() if v is not None}}
 
 
-def _graph(mem: Memory) -> tuple[list[Node], list[Edge], dict[int, str]]:
+def _graph(mem: MemoryBase) -> tuple[list[Node], list[Edge], dict[int, str]]:
     nodes = list(mem.store.iter_nodes(mem.space))
     names = {n.id: node_public_id(n.kind, n.id) for n in nodes}
     edges = [e for e in mem.store.iter_edges(mem.space) if e.src in names and e.dst in names]
@@ -99,8 +99,8 @@ def _written(
                 row[name] = _NOT_XML.sub("", value) if isinstance(value, str) else ""
         vertices.append(row)
     pairs = [(index[e.src], index[e.dst]) for e in edges]
-    attrs = [{"type": e.type, "label": e.type, "weight": float(e.weight)} for e in edges]
-    return write_graph(fmt, space, vertices, pairs, attrs)
+    edge_attrs = [{"type": e.type, "label": e.type, "weight": float(e.weight)} for e in edges]
+    return write_graph(fmt, space, vertices, pairs, edge_attrs)
 
 
 SUFFIXES = {".graphml": "graphml", ".xml": "graphml", ".json": "json", ".dot": "dot", ".gv": "dot"}
@@ -138,7 +138,7 @@ def choose_format(fmt: str | None, json_mode: bool, output: Path | None = None) 
     return name
 
 
-def export_graph(mem: Memory, fmt: str = "graphml", compact: bool = False) -> str:
+def export_graph(mem: MemoryBase, fmt: str = "graphml", compact: bool = False) -> str:
     """The space's nodes and edges in one of FORMATS (JSON on one line when `compact`)."""
     fmt = choose_format(fmt, json_mode=False)
     nodes, edges, names = _graph(mem)

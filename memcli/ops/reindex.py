@@ -13,7 +13,7 @@ from memcli.ops.entity import restore_profiles
 from memcli.progress import NoProgress, Progress
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
 
 
 class ReindexReport(TypedDict):
@@ -28,7 +28,7 @@ class ReindexReport(TypedDict):
     seconds: float
 
 
-def reindex(mem: Memory, progress: Progress | None = None) -> ReindexReport:
+def reindex(mem: MemoryBase, progress: Progress | None = None) -> ReindexReport:
     """Embed all nodes of all spaces, then swap the vector table in one transaction (and
     re-split the full-text rows of CJK text indexed before memcli split it), then embed
     the words of the turns again."""

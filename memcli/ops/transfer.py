@@ -25,7 +25,7 @@ from memcli.progress import NoProgress, Progress
 from memcli.store.base import chunked, now_iso
 
 if TYPE_CHECKING:
-    from memcli.ops import Memory
+    from memcli.ops.base import MemoryBase
     from memcli.store import Store
 
 
@@ -35,7 +35,7 @@ def _write(out: TextIO, record: dict[str, Any]) -> None:
     out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
-def _header(mem: Memory, with_vectors: bool) -> dict[str, Any]:
+def _header(mem: MemoryBase, with_vectors: bool) -> dict[str, Any]:
     from memcli.store.migrations import current_version
 
     store = mem.store
@@ -83,7 +83,7 @@ def _json(text: str | None) -> Any:
     return json.loads(text) if text else {}
 
 
-def export_space(mem: Memory, out: TextIO, *, vectors: bool = False) -> dict[str, int]:
+def export_space(mem: MemoryBase, out: TextIO, *, vectors: bool = False) -> dict[str, int]:
     """Write the space as a dump to `out`, from one consistent snapshot; return the counts."""
     store, space = mem.store, mem.space
     with store.reading():
@@ -99,14 +99,19 @@ def export_space(mem: Memory, out: TextIO, *, vectors: bool = False) -> dict[str
             ends = {"src": public[row["src"]], "dst": public[row["dst"]]}
             _write(out, {"record": "edge", **row, **ends, "props": _json(row["props"])})
             edges += 1
-        for word, blob in store.word_vector_rows(space) if vectors else ():
-            _write(out, {"record": "word", "word": word, "vector": fmt.encode_vector(blob)})
+        for word, blob in store.word_vector_rows(space):
+            vector = {"vector": fmt.encode_vector(blob)} if vectors else {}
+            _write(out, {"record": "word", "word": word, **vector})
+        forgotten = store.forgotten_rows(space)
+        for key, when in forgotten:
+            _write(out, {"record": "forgotten", "key": key, "forgotten_at": when})
     counts = {"sources": len(sources), "nodes": len(nodes), "edges": edges}
+    counts["forgotten"] = len(forgotten)
     _write(out, {"record": "end", **counts})
     return counts
 
 
-def export_file(mem: Memory, path: str, *, vectors: bool = False) -> dict[str, int]:
+def export_file(mem: MemoryBase, path: str, *, vectors: bool = False) -> dict[str, int]:
     """Write the dump to a file (gzip-compressed when its name ends in .gz), readable by its
     owner only; a failed export leaves no file behind."""
     import gzip
@@ -162,6 +167,10 @@ class ImportReport:
     embedded: int = 0  # vectors made by the configured embedder
     vectors_from_file: int = 0
     words_embedded: int = 0  # words of the new turns embedded (the file had no vector)
+    forgotten: int = 0  # turns the space had forgotten, left out
+    forgotten_derived: int = 0  # memories derived only from those, left out
+    tombstones: int = 0  # tombstones of forgotten turns the file brought
+    restored: int = 0  # forgotten turns imported as asked (allow_forgotten)
     seconds: float = 0.0
 
     @property
@@ -173,7 +182,7 @@ class ImportReport:
 
 
 def _vectors(
-    mem: Memory, dump: fmt.Dump, rows: list[dict[str, Any]], progress: Progress
+    mem: MemoryBase, dump: fmt.Dump, rows: list[dict[str, Any]], progress: Progress
 ) -> tuple[list[tuple[int, str, Any]], int, int]:
     """(target id, kind, vector) for the new nodes that had a vector, from the file when the
     configured embedder made them, else embedded now; and how many came each way."""
@@ -194,7 +203,7 @@ def _vectors(
     return out, len(todo), len(given)
 
 
-def _same_embedder(mem: Memory, dump: fmt.Dump) -> bool:
+def _same_embedder(mem: MemoryBase, dump: fmt.Dump) -> bool:
     """Whether the file's vectors were made by the embedder this store is configured with."""
     return (dump.header.get("embedding") or {}).get("identity") == mem.embedder_identity()
 
@@ -216,14 +225,13 @@ def _marks(dump: fmt.Dump, plan: Plan) -> dict[str, list[int]]:
 
 
 def _write_plan(
-    mem: Memory, dump: fmt.Dump, plan: Plan, rows: list[dict[str, Any]], vectors: list[Any]
+    mem: MemoryBase, dump: fmt.Dump, plan: Plan, rows: list[dict[str, Any]], vectors: list[Any]
 ) -> tuple[int, int]:
     """Write the planned rows in one transaction; return (new edges, new sources)."""
     store, space = mem.store, mem.space
-    sources = dict(plan.sources)
+    sources: dict[int, int] = {}
     for sid, target in plan.sources.items():
-        if target is None:
-            sources[sid] = store.put_source_row(space, dump.sources[sid])
+        sources[sid] = store.put_source_row(space, dump.sources[sid]) if target is None else target
     store.put_node_rows(space, rows)
     edges = store.put_edge_rows(space, edge_rows(dump, plan))
     store.link_sources(
@@ -238,11 +246,13 @@ def _write_plan(
         store.ensure_vectors(dim)
         store.put_vectors((nid, space, kind, vec) for nid, kind, vec in vectors)
     mem.record_embedder(dim)
+    store.put_forgotten(space, plan.tombstones)
+    store.allow_again(space, plan.restored)
     return edges, sum(1 for t in plan.sources.values() if t is None)
 
 
 def _store_plan(
-    mem: Memory,
+    mem: MemoryBase,
     dump: fmt.Dump,
     plan: Plan,
     rows: list[dict[str, Any]],
@@ -266,11 +276,15 @@ def _store_plan(
         if report.embedded:
             entities = {i for i, kind, _ in vectors if kind == "entity"}
             restore_profiles(mem, dict.fromkeys(entities, space))
-        if dump.words and _same_embedder(mem, dump):
-            store.put_word_vectors(space, [(w, _floats(v)) for w, v in dump.words.items()])
+        if _same_embedder(mem, dump):
+            given = [(w, _floats(v)) for w, v in dump.words.items() if v is not None]
+            store.put_word_vectors(space, given)
     if mem.embedder is not None:  # the words the file brought no vector for
+        # Only the words the exported space had embedded: a store that was only ingested
+        # has none, and embedding them here would make the copy find other related words.
+        among = list(dump.words) if dump.lists_words else None
         report.words_embedded = embed_words(
-            store, space, mem.embedder, mem.record_embedder, progress
+            store, space, mem.embedder, mem.record_embedder, progress, among=among
         )
 
 
@@ -289,13 +303,14 @@ def _check_columns(store: Store, dump: fmt.Dump) -> None:
 
 
 def import_dump(
-    mem: Memory,
+    mem: MemoryBase,
     path: str,
     *,
     episodes_only: bool,
     dry_run: bool,
     stdin: BinaryIO | None,
     progress: Progress | None,
+    allow_forgotten: bool = False,
 ) -> ImportReport:
     """Add a dump's memories to the space; everything is checked before anything is written
     (the defaults are `Memory.import_dump`'s)."""
@@ -308,9 +323,11 @@ def import_dump(
     mem.check_embedder()
     store, space = mem.store, mem.space
     _check_columns(store, dump)
-    plan = make_plan(store, space, dump, episodes_only)
+    plan = make_plan(store, space, dump, episodes_only, allow_forgotten)
     rows = node_rows(dump, plan)
     report = ImportReport(name, dump.header.get("space"), space, dry_run)
+    report.forgotten, report.forgotten_derived = len(plan.forgotten), len(plan.forgotten_derived)
+    report.tombstones, report.restored = len(plan.tombstones), len(plan.restored)
     for row in rows:
         report.new[row["kind"]] = report.new.get(row["kind"], 0) + 1
     report.existing, report.left_out = plan.existing(dump), plan.left_out

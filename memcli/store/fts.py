@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 # column of its own searched at a lower weight. In a conversation a turn often names what it
 # is about only by a pronoun ("It starts first time now." after "the garage replaced the
 # van's battery"), or answers a question it does not repeat; its context carries those words.
-# Measured on both dev sets (2 turns x 30 words, weight 0.3; README, "Turn context"):
+# Measured on both dev sets (2 turns x 30 words, weight 0.3; docs/retrieval.md, "Turn context"):
 # flat BM25 61.2 -> 73.3 on LoCoMo, 38.1 -> 38.3 on beam-dev; hybrid 79.3 -> 80.8 and
 # 52.5 -> 54.0. The flat region was wide (1-3 turns, 15-60 words, weight 0.3-0.6).
 CONTEXT_TURNS = 2
@@ -141,7 +141,7 @@ class FullText(StoreBase):
     ) -> list[tuple[int, float]]:
         """(node id, BM25 score, higher is better) for a free-text query within a space."""
         match = fts_query(query)
-        table = search_tables.text_table(self.db, space)
+        table = search_tables.find_text_table(self.conn, space)
         if not match or limit <= 0 or table is None:
             return []
         statement = sql.text_search(table, len(kinds or ()), CONTEXT_WEIGHT)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.config import Config, load_config
-from memcli.ops import Memory
+from memcli.memory import Memory
 from tests.bench import bench_embed
 from tests.bench.synthetic import build_scaled, dev_questions
 

@@ -6,7 +6,7 @@
         [--base-config torch.yaml] [--chats 1]
 
 For each chat (`N.jsonl.gz` of the beam-dev layout): its messages, those longer than one
-window, their passages (memcli.passages, code fences kept whole where they fit), and the
+window, their passages (memcli.context.passages, code fences kept whole where they fit), and the
 wall and CPU seconds the configured embedder (default: local ONNX all-MiniLM-L6-v2) takes to
 embed every passage, as memcli embeds texts (`speaker: text`), in batches of
 `embedding.batch_size`. With `--eval-json` (the `--json-out` of `memcli eval chats
@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from memcli.config import load_config
+from memcli.context.passages import passages
 from memcli.llm import create_embedder
-from memcli.passages import passages
 
 
 def _messages(path: Path) -> list[dict[str, Any]]:

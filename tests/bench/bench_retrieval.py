@@ -31,7 +31,7 @@ from memcli.config import Config, load_config  # noqa: E402
 from memcli.eval import locomo  # noqa: E402
 from memcli.eval.runner import memory_for  # noqa: E402
 from memcli.graph import LocalGraph, personalized_pagerank  # noqa: E402
-from memcli.ops import Memory  # noqa: E402
+from memcli.memory import Memory  # noqa: E402
 from memcli.ops.ask import search_context  # noqa: E402
 from memcli.retrieval import get_retriever  # noqa: E402
 from tests.bench.reference import reference_ppr  # noqa: E402

@@ -18,8 +18,8 @@ from typing import Any
 
 from memcli.config import Config
 from memcli.eval import locomo
+from memcli.memory import Memory
 from memcli.models import Edge, Node
-from memcli.ops import Memory
 from memcli.store import Store, open_store
 
 NAMES = (
