@@ -184,7 +184,11 @@ def check_llm(cfg: Config, create: Callable[[Any], ChatModel | None], report: Do
     assert chat is not None
     report.add(Check("llm", "ok", f"{chat.provider}:{chat.model}"))
     where = getattr(chat, "url", "the server")
-    listed = _model_listed(chat)
+    try:
+        listed = _model_listed(chat)
+    except MemcliError as exc:
+        report.add(_failed("reachable", exc))
+        return
     if listed.status == "fail":  # it answered the listing, so it is reachable
         report.add(Check("reachable", "ok", f"{where} answered"))
         report.add(listed)

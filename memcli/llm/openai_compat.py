@@ -37,7 +37,6 @@ T = TypeVar("T")
 
 DEFAULT_URL = "https://api.openai.com/v1"
 NAME = "the OpenAI-compatible server"
-PROBE_TIMEOUT_S = 5.0  # GETs that ask a server about itself
 
 
 class _Refused(Exception):
@@ -135,12 +134,20 @@ class _Connection:
         return self.retries.run(attempt)
 
     def get_json(self, url: str) -> Any:
-        """One quick GET, no retries: the JSON body, or None for any failure (probes)."""
-        try:
-            response = self.http.get(url, timeout=PROBE_TIMEOUT_S)
-            return response.json() if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
-            return None
+        """A GET that asks the server about itself: the JSON body, or None when it answers
+        with an error or something else than JSON. A server that cannot be reached is
+        ProviderUnreachable at once, as a chat request would find it (no second wait)."""
+
+        def attempt() -> Any:
+            response = self.http.get(url)
+            if response.status_code != 200:
+                return None
+            try:
+                return response.json()
+            except ValueError:
+                return None
+
+        return self.retries.run(attempt)
 
     def embed(self, model: str, batch: list[str]) -> list[list[float]]:
         """One POST /embeddings: the vectors of a batch of texts."""
