@@ -17,7 +17,9 @@ from memcli.config_schema import (
     Config,
     ConsolidationConfig,
     EmbeddingConfig,
+    IngestConfig,
     LLMConfig,
+    McpConfig,
     RetrievalConfig,
     default_db_path,
 )
@@ -31,7 +33,9 @@ __all__ = [
     "Config",
     "ConsolidationConfig",
     "EmbeddingConfig",
+    "IngestConfig",
     "LLMConfig",
+    "McpConfig",
     "RetrievalConfig",
     "default_db_path",
 ]
@@ -317,4 +321,6 @@ def masked(cfg: Config, env: Mapping[str, str] | None = None) -> dict[str, Any]:
         if sec.get("url"):
             sec["url"] = hide_userinfo(sec["url"])
         sec["api_key"] = "*** (set)" if env.get(sec["api_key_env"]) else "(not set)"
+    if out["mcp"]["token"]:
+        out["mcp"]["token"] = "*** (set)"
     return out

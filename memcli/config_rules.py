@@ -11,6 +11,7 @@ only those that differ from the defaults, which are valid by construction.
 from __future__ import annotations
 
 import dataclasses
+import os
 import typing
 from collections.abc import Callable
 from functools import cache
@@ -44,6 +45,23 @@ class NullWords:
         from pydantic_core import core_schema
 
         return core_schema.no_info_before_validator_function(null_word, handler(source))
+
+
+def path_list(value: Any) -> Any:
+    """A list of directories; an environment variable gives them joined like $PATH."""
+    value = null_word(value)
+    if isinstance(value, str):
+        return [part for part in value.split(os.pathsep) if part.strip()]
+    return value
+
+
+class PathList:
+    """Marks a list setting that an environment variable gives joined like $PATH."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_before_validator_function(path_list, handler(source))
 
 
 class NotBlank:

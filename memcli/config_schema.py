@@ -11,7 +11,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from memcli.config_rules import Bounds, NotBlank, NullWords, settings
+from memcli.config_rules import Bounds, NotBlank, NullWords, PathList, settings
 from memcli.models import EDGE_TYPES
 
 
@@ -30,6 +30,8 @@ Share = Annotated[float, Bounds(0, 1)]
 Seconds = Annotated[float, Bounds(0.001)]
 Name = Annotated[str, NotBlank()]  # not blank: '' would be a space no flag can name
 MaybeText = Annotated[str | None, NullWords()]  # '', 'null' and 'none' mean no value
+MaybePaths = Annotated[list[str] | None, PathList()]  # a list, or joined like $PATH
+MaybeNames = Annotated[list[Name] | None, PathList()]
 
 # Unknown keys are errors; numbers are accepted where text is expected (model: 7).
 _RULES: dict[str, Any] = {"extra": "forbid", "coerce_numbers_to_str": True}
@@ -162,6 +164,29 @@ class ConsolidationConfig:
     entity_merge_threshold: Share = 0.9  # cosine (with shared letters) merging two entity names
 
 
+MIB = 1 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+@settings(_RULES)
+class IngestConfig:
+    # How much of the input is held in memory at once: a line of a line format (JSONL,
+    # transcript) is read up to max_message_bytes and never whole.
+    max_message_bytes: Count = MIB  # largest message (and JSONL line) accepted
+    max_document_bytes: Count = 256 * MIB  # largest whole-JSON file (chat, LoCoMo, exports)
+    mask_secrets: bool = True  # API keys, tokens, private keys, passwords -> [secret sk-…2f9a]
+
+
+@dataclasses.dataclass(frozen=True)
+@settings(_RULES)
+class McpConfig:
+    token: MaybeText = None  # bearer token `mcp --http` requires; None = a new one per start
+    ingest_dirs: MaybePaths = None  # where the ingest tool may read; None = anywhere on stdio,
+    # nowhere over --http
+    spaces: MaybeNames = None  # the spaces clients may use; None = any
+    allow_forget_all: bool = False  # forget may select a whole space (sessions "*")
+
+
 @dataclasses.dataclass(frozen=True)
 @settings(_RULES)
 class Config:
@@ -172,6 +197,8 @@ class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
+    mcp: McpConfig = field(default_factory=McpConfig)
     source_file: str | None = field(default=None, compare=False)  # which file was read
 
     @property

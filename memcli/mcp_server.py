@@ -31,7 +31,8 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
 from memcli.config import Config
-from memcli.errors import ConfigError, LLMNotConfigured, MemcliError, UsageError
+from memcli.errors import ConfigError, LLMNotConfigured, MemcliError, UsageError, damaged_store
+from memcli.mcp_access import Access, BearerAuth
 from memcli.memory import Memory
 from memcli.ops.prune import Selection
 from memcli.present.inspect import provenance
@@ -74,8 +75,9 @@ Strategy = Annotated[
 class Pool:
     """Memories over one store file, one per call in flight, sharing the warm models."""
 
-    def __init__(self, cfg: Config) -> None:
+    def __init__(self, cfg: Config, access: Access | None = None) -> None:
         self.cfg = cfg
+        self.access = access or Access.for_server(cfg, http=False)
         first = Memory(cfg)
         try:
             first.warm_up()
@@ -100,6 +102,7 @@ class Pool:
         may `create` it, another space the store does not hold is a mistyped name."""
         if space is not None and not space.strip():
             raise UsageError("space must not be empty", fix="leave it out for the default")
+        self.access.check_space(self.cfg.space if space is None else space)
         with self._lock:
             mem = self._idle.pop() if self._idle else self._new()
         try:
@@ -131,6 +134,9 @@ def _tool_errors(fn: F) -> F:
         except MemcliError as exc:
             raise ToolError(str(exc)) from None
         except Exception as exc:
+            damaged = damaged_store(exc)
+            if damaged is not None:
+                raise ToolError(str(damaged)) from None
             log.error("%s failed:\n%s", fn.__name__, traceback.format_exc())
             raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from None
 
@@ -152,7 +158,11 @@ def _resource_errors(fn: F) -> F:
 
 def build_server(pool: Pool) -> MCPServer:
     """The MCP server: its tools and resources, each a call of one Memory method."""
-    server = MCPServer("memcli", instructions=INSTRUCTIONS, log_level="WARNING")
+    from importlib.metadata import version
+
+    server = MCPServer(
+        "memcli", version=version("memcli"), instructions=INSTRUCTIONS, log_level="WARNING"
+    )
     _add_memory_tools(server, pool)
     _add_ingest_tool(server, pool)
     _add_admin_tools(server, pool)
@@ -173,7 +183,8 @@ def _add_memory_tools(server: MCPServer, pool: Pool) -> None:
     ) -> dict[str, Any]:
         """Store one memory (a fact, a decision, something the user said). `role`: who said
         it; `time`: when (ISO date, default now); `source`: a name to forget it by later.
-        Returns its node id."""
+        Returns its node id (`forgotten`: true and no id when this memory was forgotten
+        before: it is not stored again)."""
         with pool.memory(space, create=True) as mem:
             report = mem.add(text, role=role, session=session, time=time, source=source)
         return report.to_dict()
@@ -210,15 +221,17 @@ def _add_ingest_tool(server: MCPServer, pool: Pool) -> None:
     ) -> dict[str, Any]:
         """Store every turn of a conversation file on this machine (`format`: jsonl, chat,
         locomo, transcript, chatgpt or claude; default: detected). A relative path is from
-        the server's directory. Ingesting the same file again adds nothing."""
+        the server's directory. Ingesting the same file again adds nothing, and turns
+        forgotten before are not stored again (counted in `forgotten`)."""
         if path.strip() == "-":  # the server's stdin is the MCP stream, or a terminal
             raise UsageError(
                 "the ingest tool reads a file on the server's machine; '-' (stdin) is not "
                 "available over MCP",
                 fix="pass the file's path, or store text with the remember tool",
             )
+        readable = pool.access.check_ingest(path)
         with pool.memory(space, create=True) as mem:
-            return mem.ingest(path, fmt=format, skip_invalid=skip_invalid).to_dict()
+            return mem.ingest(readable, fmt=format, skip_invalid=skip_invalid).to_dict()
 
 
 def _add_admin_tools(server: MCPServer, pool: Pool) -> None:
@@ -238,7 +251,12 @@ def _add_admin_tools(server: MCPServer, pool: Pool) -> None:
             sources=tuple(sources or ()), sessions=tuple(sessions or ()), nodes=tuple(nodes or ())
         )
         with pool.memory(space) as mem:
-            return mem.prune(selection, dry_run=not confirm).to_dict()
+            planned = mem.prune(selection, dry_run=True)
+            if not confirm:
+                return planned.to_dict()
+            held = mem.store.count_nodes(mem.space).get("episode", 0)
+            pool.access.check_forget(planned.removed.get("episode", 0), held)
+            return mem.prune(selection).to_dict()
 
     @server.tool()
     @_tool_errors
@@ -302,17 +320,36 @@ def check_port(port: int) -> None:
             ) from None
 
 
-def serve(cfg: Config, *, http: bool = False, port: int = 8765) -> None:
-    """Warm up, then serve over stdio (or streamable HTTP on 127.0.0.1:`port`) until the
-    client goes away."""
+def serve(
+    cfg: Config,
+    *,
+    http: bool = False,
+    port: int = 8765,
+    token: str | None = None,
+    allow_forget_all: bool = False,
+) -> None:
+    """Warm up, then serve over stdio (or streamable HTTP on 127.0.0.1:`port`, every
+    request carrying `token`) until the client goes away."""
     if http:
+        if not token:
+            raise ConfigError("an HTTP server needs a bearer token", fix="see memcli.mcp_access")
         check_port(port)  # before the model loads, and with memcli's own error
-    pool = Pool(cfg)
+    pool = Pool(cfg, Access.for_server(cfg, http=http, forget_all=allow_forget_all))
     try:
         server = build_server(pool)
         if http:
-            server.run("streamable-http", host=HTTP_HOST, port=port, streamable_http_path=HTTP_PATH)
+            _serve_http(server, port, token or "")
         else:
             server.run("stdio")
     finally:
         pool.close()
+
+
+def _serve_http(server: MCPServer, port: int, token: str) -> None:
+    """Streamable HTTP on HTTP_HOST:`port`, behind the bearer-token check."""
+    import anyio
+    import uvicorn
+
+    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=HTTP_HOST)
+    config = uvicorn.Config(BearerAuth(app, token), host=HTTP_HOST, port=port, log_level="warning")
+    anyio.run(uvicorn.Server(config).serve)

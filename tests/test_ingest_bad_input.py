@@ -71,7 +71,7 @@ def _mode_000(tmp: Path) -> Path:
 CASES: list[tuple[str, Callable[[Path], Path], list[str], str]] = [
     (
         "binary garbage",
-        _write("blob.jsonl", bytes(range(256)) * 64),
+        _write("blob.jsonl", bytes(range(1, 256)) * 64),
         [],
         r":2: not UTF-8 text \(byte 0x80 at column 118\)",
     ),

@@ -215,10 +215,17 @@ def free_port() -> int:
 
 
 def test_streamable_http_on_localhost(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
     config = write_config(tmp_path, fake_server)
     port = free_port()
     argv = [sys.executable, "-m", "memcli", "--config", str(config), "mcp", "--http"]
-    server = subprocess.Popen([*argv, "--port", str(port)], env=clean_env(), cwd=REPO)
+    token = "a-fixed-token-for-this-test"
+    env = clean_env(MEMCLI_MCP_TOKEN=token)
+    server = subprocess.Popen([*argv, "--port", str(port)], env=env, cwd=REPO)
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)
 
     async def scenario() -> None:
         for _ in range(100):  # until the server listens
@@ -227,7 +234,7 @@ def test_streamable_http_on_localhost(tmp_path: Path, fake_server: FakeModelServ
                 break
             except OSError:
                 await asyncio.sleep(0.2)
-        async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=60) as client:
+        async with Client(transport, read_timeout_seconds=60) as client:
             added = await call(client, "remember", text="The spare key is under the blue pot")
             found = await call(client, "recall", question="Where is the spare key?")
             assert found["hits"][0]["node_id"] == added["node_id"]

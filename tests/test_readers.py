@@ -553,11 +553,16 @@ def test_read_source_latin1_text(tmp_path: Path) -> None:
 
 
 def test_read_source_binary_garbage(tmp_path: Path) -> None:
-    garbage = bytes(range(256)) * 64
+    garbage = bytes(range(1, 256)) * 64
     with pytest.raises(InvalidInput) as info:
         read_source(write(tmp_path, "blob.jsonl", garbage))
     # Byte 0x0a is a newline, so 0x80 sits on line 2, 118 bytes in.
     assert info.value.problems[0].endswith("blob.jsonl:2: not UTF-8 text (byte 0x80 at column 118)")
+    # With a NUL byte among them, it is a binary file from the first chunk read.
+    with pytest.raises(InvalidInput) as info:
+        read_source(write(tmp_path, "nul.jsonl", bytes(range(256)) * 64))
+    expected = "nul.jsonl:1: looks like a binary file (NUL byte at column 1)"
+    assert info.value.problems[0].endswith(expected)
 
 
 def test_read_source_nul_bytes_and_utf16(tmp_path: Path) -> None:
@@ -575,7 +580,7 @@ def test_read_source_nul_bytes_and_utf16(tmp_path: Path) -> None:
     ("name", "reason"),
     [
         ("huge.jsonl", "record is 10485760 bytes, over the 1 MiB limit"),
-        ("huge.txt", "text outside any turn: no 'Speaker: text' line before it"),
+        ("huge.txt", "line is 10485760 bytes, over the 1 MiB limit"),
         ("huge.json", "invalid JSON: Expecting value at column 1"),
     ],
 )

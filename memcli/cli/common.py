@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from memcli.cli.helptext import paragraphs
-from memcli.errors import MemcliError, Terminated, UsageError, did_you_mean
+from memcli.errors import MemcliError, Terminated, UsageError, damaged_store, did_you_mean
 from memcli.present.output import Output, silence_stdout
 
 if TYPE_CHECKING:
@@ -98,6 +98,7 @@ TERMINATED = 143  # 128 + SIGTERM, as shells report a process ended by it
 
 def describe(exc: BaseException) -> tuple[str, str | None, int]:
     """The message, fix and exit code that report an exception."""
+    exc = damaged_store(exc) or exc
     if isinstance(exc, MemcliError):
         return exc.message, exc.fix, exc.exit_code
     if isinstance(exc, Terminated):
@@ -114,6 +115,7 @@ def _fail(state: State, exc: BaseException) -> typer.Exit:
     if isinstance(exc, BrokenPipeError):
         silence_stdout()
         return typer.Exit(0)
+    exc = damaged_store(exc) or exc
     message, fix, code = describe(exc)
     out = state.out
     if isinstance(exc, (MemcliError, KeyboardInterrupt)) or out.json:

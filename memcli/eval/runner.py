@@ -67,7 +67,7 @@ def memory_for(
     return mem, timing
 
 
-def _score(
+def score_question(
     mem: Any, conv: Conversation, qa: dict[str, Any], strategy: str, ks: Sequence[int]
 ) -> tuple[dict[str, Any], str]:
     """Retrieval metrics of one question, and the packed context answers are made from."""
@@ -125,7 +125,7 @@ def _run_conversation(
     for strategy in strategies:
         items = []
         for qa in conv.questions:
-            row, context = _score(mem, conv, qa, strategy, ks)
+            row, context = score_question(mem, conv, qa, strategy, ks)
             items.append(({"conversation": conv.name, **row}, qa, context))
             if not answering:
                 progress.advance()

@@ -19,7 +19,7 @@ from memcli.models import AddReport, Episode, node_public_id
 from memcli.ops.ingest import plan_sources, store_plans
 from memcli.progress import NoProgress
 from memcli.readers import Source
-from memcli.readers.jsonl import MAX_TEXT_BYTES
+from memcli.readers.jsonl import MAX_TEXT_BYTES, limit_text
 
 if TYPE_CHECKING:
     from memcli.ops.base import MemoryBase
@@ -54,8 +54,15 @@ def _when(value: str | datetime | date | None, now: datetime) -> tuple[str, str]
     return iso, value
 
 
-def check_text(text: str) -> None:
-    """InvalidInput for text that cannot be a memory: blank, over 1 MiB, or not text."""
+_LIMIT_FIX = (
+    "split it into smaller memories, or raise ingest.max_message_bytes (in the config "
+    "file, or the environment variable MEMCLI_INGEST_MAX_MESSAGE_BYTES)"
+)
+_SLACK = 5  # bytes read past the limit: a byte-order mark and a final CR LF are not text
+
+
+def check_text(text: str, limit: int = MAX_TEXT_BYTES) -> None:
+    """InvalidInput for text that cannot be a memory: blank, over the limit, or not text."""
     if not text.strip():
         raise InvalidInput(["the text to remember is empty"], fix="pass some text, or - for stdin")
     try:
@@ -64,13 +71,18 @@ def check_text(text: str) -> None:
         raise InvalidInput(
             [f"the text to remember is not valid Unicode (a lone surrogate at {exc.start})"]
         ) from None
-    if size > MAX_TEXT_BYTES:
-        raise InvalidInput([f"the text to remember is {size} bytes, over the 1 MiB limit"])
+    if size > limit:
+        problem = f"the text to remember is {size} bytes, over the {limit_text(limit)} limit"
+        raise InvalidInput([problem], fix=_LIMIT_FIX)
 
 
-def read_text(stream: BinaryIO, name: str = "<stdin>") -> str:
-    """A memory's text from a byte stream: UTF-8, without the trailing line breaks."""
-    raw = stream.read()
+def read_text(stream: BinaryIO, name: str = "<stdin>", limit: int = MAX_TEXT_BYTES) -> str:
+    """A memory's text from a byte stream: UTF-8, without the trailing line breaks; read
+    only up to the limit (an endless stream is refused, not held)."""
+    raw = stream.read(limit + _SLACK)
+    if len(raw) == limit + _SLACK:
+        problem = f"{name}: the text to remember is over the {limit_text(limit)} limit"
+        raise InvalidInput([problem], fix=_LIMIT_FIX)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -95,11 +107,13 @@ def add(
     time: str | datetime | date | None = None,
     source: str | None = None,
     now: datetime | None = None,
+    allow_forgotten: bool = False,
 ) -> AddReport:
     """Store `text` as one episode; adding the same text, role, session and time again
-    stores nothing new."""
+    stores nothing new, and nothing at all when `prune` forgot it (unless
+    `allow_forgotten`)."""
     started = clock.perf_counter()
-    check_text(text)
+    check_text(text, mem.cfg.ingest.max_message_bytes)
     speaker = _label(role, "--role")
     label = _label(source, "--source", DEFAULT_SOURCE) or DEFAULT_SOURCE
     iso, raw = _when(time, now or datetime.now(timezone.utc))
@@ -107,6 +121,8 @@ def add(
     mem.check_embedder()
     episode = Episode(text=text, speaker=speaker, session=chosen, timestamp=iso, timestamp_raw=raw)
     plans = plan_sources([Source(label, source_sha(label), SOURCE_FORMAT, [episode])])
-    report = store_plans(mem, plans, NoProgress(), started)
+    report = store_plans(mem, plans, NoProgress(), started, allow_forgotten)
+    if report.forgotten:
+        return AddReport(None, False, chosen, iso, label, forgotten=True)
     node = mem.store.ids_for_keys(mem.space, "episode", plans[0].keys)[0]
     return AddReport(node_public_id("episode", node), report.new > 0, chosen, iso, label)

@@ -16,7 +16,7 @@ segment, a facts chunk, a reflection batch); what is left stays pending for the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memcli.consolidate.common import RunContext
 from memcli.consolidate.reports import ConsolidateReport
@@ -49,3 +49,12 @@ def consolidate(
         progress=progress or NoProgress(),
     )
     return run(ctx, options)
+
+
+def release_lock(mem: MemoryBase) -> dict[str, Any] | None:
+    """Remove the store's consolidation lock (left by a run on another host or container);
+    the holder it named, or None when none was held. DatabaseError while its process runs
+    on this host."""
+    from memcli.store import CONSOLIDATION_LOCK
+
+    return mem.store.force_unlock(CONSOLIDATION_LOCK)

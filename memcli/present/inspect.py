@@ -22,10 +22,13 @@ def show_stats(out: Output, stats: Mapping[str, Any]) -> None:
         out.record(stats)
         return
     emb, sources, sessions = stats["embedding"], stats["sources"], stats["sessions"]
+    held = f"{sources} {noun(sources, 'source')}, {sessions} {noun(sessions, 'session')}"
+    if stats.get("forgotten"):
+        held += f", {stats['forgotten']:,} forgotten {noun(stats['forgotten'], 'turn')}"
     out.text(
         f"database  {stats['db']} ({stats['bytes']:,} bytes)\n"
         f"space     {stats['space']} (all spaces: {', '.join(stats['spaces']) or '-'})\n"
-        f"sources   {sources} {noun(sources, 'source')}, {sessions} {noun(sessions, 'session')}\n"
+        f"sources   {held}\n"
         f"embedding {emb['provider']}"
         + (f" {emb['model']}" if emb["model"] else "")
         + (f" ({emb['dim']} dims)" if emb["dim"] else "")

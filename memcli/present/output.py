@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from collections.abc import Mapping
 from functools import cache
@@ -185,9 +186,13 @@ def check_writable(path: str | os.PathLike[str] | None) -> None:
 
 
 def write_file(path: str | os.PathLike[str], text: str) -> None:
-    """Write text to a file the user named; OS failures become NotFound with a fix."""
+    """Write text to a file the user named, readable by its owner only (it holds memory
+    text, like the store and exports); OS failures become NotFound with a fix."""
     try:
-        with open(path, "w", encoding="utf-8") as fh:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if stat.S_ISREG(os.fstat(fd).st_mode):  # not a terminal or pipe such as /dev/stdout
+            os.fchmod(fd, 0o600)
+        with open(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
     except OSError as exc:
         raise _cannot_write(path, exc) from None

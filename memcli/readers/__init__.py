@@ -8,18 +8,20 @@ and one line in FORMATS.
 
 from __future__ import annotations
 
-import gzip
-import hashlib
+import json
 import sys
-import zlib
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
-from memcli.errors import InvalidInput, NotFound, UsageError
+from memcli.errors import InvalidInput, UsageError
 from memcli.models import BadRecord, Episode
 from memcli.readers import chat, chatgpt, claude, jsonl, locomo, transcript
+from memcli.readers.jsonl import message_limit
+from memcli.readers.stream import STDIN_NAME, Input, Limits, Oversize, open_input
+
+__all__ = ["FORMATS", "STDIN_NAME", "Limits", "Source", "detect_format", "read_source", "read_text"]
 
 
 class Reader(Protocol):
@@ -51,12 +53,23 @@ FORMATS: dict[str, Reader] = {
     transcript.NAME: transcript,
 }
 
-STDIN_NAME = "<stdin>"
+# The formats read line by line, one line held at a time, with the word their errors use
+# for a line (the others are whole JSON documents).
+Lines = Iterable[tuple[int, "str | BadRecord"]]
+LineReader = Callable[[Lines, str], Iterator["Episode | BadRecord"]]
+LINE_READERS: dict[str, LineReader] = {
+    jsonl.NAME: jsonl.read_lines,
+    transcript.NAME: transcript.read_lines,
+}
+_LINE_NOUN = {jsonl.NAME: "record", transcript.NAME: "line"}
+
 AUTO = "auto"  # --format auto: detect, as when no format is given
 _DESCRIBED = "JSON Lines, chat JSON, LoCoMo, a ChatGPT or Claude export, or a transcript"
 _BOM = b"\xef\xbb\xbf"
-_GZIP_MAGIC = b"\x1f\x8b"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_EMPTY = "empty"  # the format of an input with nothing in it
+_DOCUMENT = "document"  # one of the whole-JSON formats, told apart by its parsed content
+_SNIFF_BYTES = 1 << 16
 
 
 @dataclass
@@ -67,6 +80,7 @@ class Source:
     sha256: str
     format: str
     records: list[Episode | BadRecord]
+    warnings: list[str] = field(default_factory=list)  # `file:line: ...`, nothing refused
 
 
 def detect_format(name: str, text: str) -> str:
@@ -89,100 +103,170 @@ def detect_format(name: str, text: str) -> str:
     )
 
 
-def read_source(path: str, fmt: str | None = None, stdin: BinaryIO | None = None) -> Source:
-    """Read one input (`-` = stdin; gzip-compressed or not) into records; raises for
-    unreadable or undecodable input."""
+def read_source(
+    path: str,
+    fmt: str | None = None,
+    stdin: BinaryIO | None = None,
+    *,
+    skip_invalid: bool = False,
+    limits: Limits | None = None,
+) -> Source:
+    """Read one input (`-` = stdin; gzip-compressed, a chat export's zip, or plain) into
+    records, holding at most one line or one document's worth of it; raises for
+    unreadable or undecodable input (with `skip_invalid`, an undecodable line of a line
+    format is a bad record instead)."""
     fmt = None if fmt == AUTO else fmt
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(
             f"unknown format {fmt!r}",
             fix=f"pass --format one of: {', '.join([AUTO, *sorted(FORMATS)])}",
         )
-    if path == "-":
-        name, stem = STDIN_NAME, "stdin"
-        raw = (stdin or sys.stdin.buffer).read()
-    else:
-        name, stem = path, Path(path.removesuffix(".gz")).stem or "input"
-        raw = _read_bytes(path)
-    raw = _gunzipped(raw, name)
-    text = _decode(raw, name, path)
-    if not text.strip():  # nothing to store is not an error: 0 new episodes
-        return Source(name, hashlib.sha256(raw).hexdigest(), fmt or "empty", [])
-    fmt = fmt or detect_format(name.removesuffix(".gz"), text)
-    records = list(FORMATS[fmt].read(text, name, stem))
-    return Source(name, hashlib.sha256(raw).hexdigest(), fmt, records)
+    limits = limits or Limits()
+    stem = "stdin" if path == "-" else Path(path.removesuffix(".gz")).stem or "input"
+    with message_limit(limits.message_bytes), open_input(path, stdin, limits) as inp:
+        _skip_bom(inp, path)
+        kind = fmt or _by_suffix(inp.content_name) or _by_content(inp, limits)
+        if kind == _EMPTY:
+            return Source(inp.name, inp.sha256(), fmt or _EMPTY, [])
+        if kind in LINE_READERS:
+            lines = _decoded_lines(inp, limits.message_bytes, _LINE_NOUN[kind], skip_invalid, path)
+            records = list(LINE_READERS[kind](lines, stem))
+            return _source(inp, kind, records)
+        text = _decode(inp.read_all(limits.document_bytes, "the file is"), inp.name, path)
+        if not text.strip():  # nothing to store is not an error: 0 new episodes
+            return Source(inp.name, inp.sha256(), fmt or _EMPTY, [])
+        fmt = fmt or (kind if kind in FORMATS else detect_format(inp.content_name, text))
+        records = list(FORMATS[fmt].read(text, inp.name, stem))
+        return _source(inp, fmt, records)
 
 
-def read_text(path: str, stdin: BinaryIO | None = None) -> tuple[str, str]:
-    """(name, text) of one input (`-` = stdin) read as `ingest` reads it: gzip-compressed
-    or not, UTF-8 with or without a BOM; raises for unreadable or undecodable input."""
-    name = STDIN_NAME if path == "-" else path
-    raw = (stdin or sys.stdin.buffer).read() if path == "-" else _read_bytes(path)
-    return name, _decode(_gunzipped(raw, name), name, path)
+def _source(inp: Input, fmt: str, records: list[Episode | BadRecord]) -> Source:
+    """The Source of a fully read input, with a warning per time that could not be read."""
+    unread: dict[str, list[int]] = {}
+    for item in records:
+        if isinstance(item, Episode) and item.timestamp_raw and item.timestamp is None:
+            unread.setdefault(item.timestamp_raw, []).append(item.line or 1)
+    warnings = []
+    for raw, lines in unread.items():
+        others = len(lines) - 1
+        more = (
+            f" (and {others} more {'turn' if others == 1 else 'turns'} with it)" if others else ""
+        )
+        warnings.append(
+            f"{inp.name}:{lines[0]}: cannot read the time {raw[:60]!r}; stored without a time{more}"
+        )
+    return Source(inp.name, inp.sha256(), fmt, records, warnings)
 
 
-def _read_bytes(path: str) -> bytes:
-    """The file's bytes, with OS failures turned into memcli errors that say what went wrong."""
-    file = Path(path)
+def read_text(
+    path: str, stdin: BinaryIO | None = None, limits: Limits | None = None
+) -> tuple[str, str]:
+    """(name, text) of one input (`-` = stdin) read as `ingest` reads a JSON document:
+    gzip-compressed or not, UTF-8 with or without a BOM, up to the document limit (none
+    unless given); raises for unreadable or undecodable input."""
+    limits = limits or Limits(document_bytes=sys.maxsize)
+    with open_input(path, stdin, limits) as inp:
+        _skip_bom(inp, path)
+        text = _decode(inp.read_all(limits.document_bytes, "the file is"), inp.name, path)
+    return inp.name, text
+
+
+def _by_suffix(name: str) -> str | None:
+    """The format a file name's suffix settles (`document` when it names only whole-JSON
+    formats), or None."""
+    if name in ("-", STDIN_NAME):
+        return None
+    suffix = Path(name.removesuffix(".gz")).suffix.lower()
+    owners = [fmt for fmt, mod in FORMATS.items() if suffix and suffix in mod.SUFFIXES]
+    if len(owners) == 1:
+        return owners[0]
+    return _DOCUMENT if owners and not set(owners) & set(LINE_READERS) else None
+
+
+def _by_content(inp: Input, limits: Limits) -> str:
+    """Whether the input is read line by line (and as which format) or as one document,
+    from its first bytes."""
+    head = inp.peek(_SNIFF_BYTES)
+    start = head.lstrip()
+    if not start:
+        return _EMPTY if len(head) < _SNIFF_BYTES else _DOCUMENT
+    if start[:1] in (b"{", b"["):
+        return jsonl.NAME if _first_line_is_message(inp, limits) else _DOCUMENT
+    if transcript.sniff(head.decode("utf-8", "replace"), None):
+        return transcript.NAME
+    raise InvalidInput(
+        [f"{inp.name}:1: cannot tell the format (not {_DESCRIBED})"],
+        fix=f"pass --format one of: {', '.join(sorted(FORMATS))}",
+    )
+
+
+def _first_line_is_message(inp: Input, limits: Limits) -> bool:
+    """Whether the first line, read up to the message limit, is one JSON message object:
+    then the input is JSON Lines, read line by line; otherwise it is one JSON document."""
+    window = inp.peek(limits.message_bytes + 1).lstrip()
+    end = window.find(b"\n")
+    if end == -1 and len(window) > limits.message_bytes:
+        return False  # too long for a message: a document (or garbage it will report)
     try:
-        return file.read_bytes()
-    except FileNotFoundError:
-        raise NotFound(f"{path}: no such file", fix="check the path; use - for stdin") from None
-    except IsADirectoryError:
+        value = json.loads(window[: end if end != -1 else len(window)])
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) and any(value.get(k) is not None for k in jsonl.TEXT_KEYS)
+
+
+def _skip_bom(inp: Input, path: str) -> None:
+    """Refuse UTF-16 text; drop a UTF-8 byte-order mark; from there on, refuse binary."""
+    head = inp.peek(len(_BOM))
+    if head.startswith(_UTF16_BOMS):
         raise InvalidInput(
-            [f"{path}: is a directory, not a file"],
-            fix=f"pass the files inside it, e.g. {path.rstrip('/')}/*.jsonl",
-        ) from None
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise NotFound(f"{path}: cannot read the file ({reason})") from None
-
-
-def _gunzipped(raw: bytes, name: str) -> bytes:
-    """The content of gzip-compressed input (recognised by its magic bytes), else `raw`.
-
-    The source's hash is then that of the content, so a log ingested before and after
-    compression is the same source.
-    """
-    if not raw.startswith(_GZIP_MAGIC):
-        return raw
-    try:
-        return gzip.decompress(raw)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InvalidInput(
-            [f"{name}:1: damaged gzip data ({exc})"],
-            fix="the file is truncated or not gzip: compress it again, or pass it uncompressed",
-        ) from None
-
-
-def _decode(raw: bytes, name: str, path: str) -> str:
-    """UTF-8 text of the input (a leading BOM is dropped); clear errors for anything else."""
-    if raw.startswith(_UTF16_BOMS):
-        raise InvalidInput(
-            [f"{name}:1: UTF-16 text; memcli reads UTF-8"],
+            [f"{inp.name}:1: UTF-16 text; memcli reads UTF-8"],
             fix=f"convert it, e.g. iconv -f utf-16 -t utf-8 {_shell_path(path)} > converted.txt",
         )
-    body = raw[len(_BOM) :] if raw.startswith(_BOM) else raw
+    if head.startswith(_BOM):
+        inp.skip(len(_BOM))
+    inp.start_text()
+
+
+def _decoded_lines(
+    inp: Input, limit: int, noun: str, skip_invalid: bool, path: str
+) -> Iterator[tuple[int, str | BadRecord]]:
+    """Numbered lines as text; a line over the limit or not UTF-8 as its BadRecord (one
+    not UTF-8 ends the read unless `skip_invalid`)."""
+    for number, line in inp.lines(limit):
+        if isinstance(line, Oversize):
+            reason = f"{noun} is {line.size} bytes, over the {jsonl.limit_text()} limit"
+            head = line.head.decode("utf-8", "ignore")
+            yield number, jsonl.LongLine(number, reason, size=line.size, head=head)
+            continue
+        try:
+            yield number, line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            reason = f"not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})"
+            if not skip_invalid:
+                problem = f"{inp.name}:{number}: {reason}"
+                raise InvalidInput([problem], fix=_encoding_fix(path)) from None
+            yield number, BadRecord(number, reason)
+
+
+def _encoding_fix(path: str, lines: bool = True) -> str:
+    """How to get past text that is not UTF-8."""
+    convert = f"convert it, e.g. iconv -f latin1 -t utf-8 {_shell_path(path)} > converted.txt"
+    return f"{convert}, or pass --skip-invalid to store the other lines" if lines else convert
+
+
+def _decode(raw: bytes | bytearray, name: str, path: str) -> str:
+    """UTF-8 text of a whole document (its BOM already dropped); a clear error otherwise."""
     try:
-        text = body.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line, column = _position(body, exc.start)
+        line, column = _position(raw, exc.start)
         raise InvalidInput(
-            [f"{name}:{line}: not UTF-8 text (byte 0x{body[exc.start]:02x} at column {column})"],
-            fix=f"convert it, e.g. iconv -f latin1 -t utf-8 {_shell_path(path)} > converted.txt",
+            [f"{name}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {column})"],
+            fix=_encoding_fix(path, lines=False),
         ) from None
-    nul = body.find(b"\x00")
-    if nul != -1:
-        # Valid UTF-8 can still be binary; a NUL never occurs in a text conversation.
-        line, column = _position(body, nul)
-        raise InvalidInput(
-            [f"{name}:{line}: looks like a binary file (NUL byte at column {column})"],
-            fix="pass a text file: JSON Lines, chat JSON, LoCoMo JSON or a transcript",
-        )
-    return text
 
 
-def _position(data: bytes, offset: int) -> tuple[int, int]:
+def _position(data: bytes | bytearray, offset: int) -> tuple[int, int]:
     """1-based line and byte column of `offset` in `data`."""
     line = data.count(b"\n", 0, offset) + 1
     return line, offset - (data.rfind(b"\n", 0, offset) + 1) + 1

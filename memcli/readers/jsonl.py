@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any
 
 from memcli import dates
@@ -18,8 +21,10 @@ from memcli.models import BadRecord, Episode
 NAME = "jsonl"
 SUFFIXES = (".jsonl", ".ndjson")
 
-#: Largest message text accepted, in UTF-8 bytes.
+#: Largest message text accepted by default, in UTF-8 bytes (ingest.max_message_bytes).
 MAX_TEXT_BYTES = 1 << 20
+# The limit in force while one input is read (`message_limit`); readers check against it.
+_LIMIT: ContextVar[int] = ContextVar("message_limit", default=MAX_TEXT_BYTES)
 
 # Field aliases, most specific first: the first key present wins and the others stay in
 # props, so nothing the caller sent is lost. `speaker` and `name` beat `role` because they
@@ -36,15 +41,34 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _decoder = json.JSONDecoder()
 
 
+@dataclass(frozen=True)
+class LongLine(BadRecord):
+    """A line over the message limit, known only by its size and first characters."""
+
+    size: int = 0
+    head: str = field(default="", compare=False)
+
+
 def read(text: str, name: str, default_session: str) -> Iterator[Episode | BadRecord]:
     """Yield one Episode (or BadRecord) per non-blank line of a JSON Lines document."""
-    for number, line in enumerate(text.split("\n"), start=1):
+    return read_lines(enumerate(text.split("\n"), start=1), default_session)
+
+
+def read_lines(
+    lines: Iterable[tuple[int, str | BadRecord]], default_session: str
+) -> Iterator[Episode | BadRecord]:
+    """Yield one Episode (or BadRecord) per non-blank numbered line (a line that could
+    not be read arrives as its BadRecord)."""
+    for number, line in lines:
+        if isinstance(line, BadRecord):
+            yield BadRecord(line.line, line.reason)
+            continue
         if not line.strip():
             continue
         size = utf8_size(line)
-        if size > MAX_TEXT_BYTES:
+        if size > _LIMIT.get():
             # Checked before parsing so a huge garbage line costs one length check.
-            yield BadRecord(number, f"record is {size} bytes, over the 1 MiB limit")
+            yield BadRecord(number, f"record is {size} bytes, over the {limit_text()} limit")
             continue
         record = _parse_line(line, number)
         if isinstance(record, BadRecord):
@@ -130,15 +154,41 @@ def _first_key(record: dict[str, Any], keys: tuple[str, ...]) -> str | None:
 # --- helpers shared by the JSON formats ------------------------------------------------
 
 
+@contextmanager
+def message_limit(size: int) -> Iterator[None]:
+    """Readers refuse messages over `size` bytes while the block runs."""
+    token = _LIMIT.set(size)
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
+def limit_text(size: int | None = None) -> str:
+    """The message limit as people write it: `1 MiB`, `1500 bytes`."""
+    size = _LIMIT.get() if size is None else size
+    return f"{size >> 20} MiB" if size % (1 << 20) == 0 else f"{size} bytes"
+
+
 def utf8_size(text: str) -> int:
     """Byte length of `text` in UTF-8, without encoding it when it is clearly small."""
-    return len(text) if len(text) * 4 <= MAX_TEXT_BYTES else len(text.encode("utf-8", "replace"))
+    return len(text) if len(text) * 4 <= _LIMIT.get() else len(text.encode("utf-8", "replace"))
+
+
+def within_limit(size: int) -> bool:
+    """Whether a message of `size` UTF-8 bytes is accepted."""
+    return size <= _LIMIT.get()
+
+
+def size_problem(size: int) -> str:
+    """Why a message of `size` bytes is refused."""
+    return f"message is {size} bytes, over the {limit_text()} limit"
 
 
 def text_problem(text: str) -> str | None:
     """Why a message text is refused (currently: only its size), or None."""
     size = utf8_size(text)
-    return f"message is {size} bytes, over the 1 MiB limit" if size > MAX_TEXT_BYTES else None
+    return None if within_limit(size) else size_problem(size)
 
 
 def json_type(value: Any) -> str:

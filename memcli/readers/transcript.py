@@ -9,13 +9,13 @@ file stem), so two transcripts never share a `session_1`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from memcli import dates
 from memcli.models import BadRecord, Episode
-from memcli.readers.jsonl import text_problem
+from memcli.readers.jsonl import LongLine, size_problem, text_problem, utf8_size, within_limit
 
 NAME = "transcript"
 SUFFIXES = (".txt", ".text", ".transcript")
@@ -24,6 +24,7 @@ SUFFIXES = (".txt", ".text", ".transcript")
 # rule, so those lines read as continuations rather than as odd speaker names.
 _SPEAKER = re.compile(r"(?P<speaker>[^\s:{}\[\]\"'#>|*-][^:]{0,39}):(?:[ \t]+(?P<text>.*))?")
 _SESSION_BREAK = re.compile(r"-{3,}(?P<date>.*)")
+_SPEAKER_START = re.compile(r"(?P<speaker>[^\s:{}\[\]\"'#>|*-][^:]{0,39}):[ \t]+")  # of a long line
 
 # Sniffing looks at this many lines at most: enough to see a speaker, cheap on huge input.
 _SNIFF_LINES = 1000
@@ -38,9 +39,23 @@ class _Turn:
     session: str
     date: str | None
     parts: list[str] = field(default_factory=list)
+    size: int = 0  # bytes of the parts so far: a turn stops collecting past the limit
+    problem: str | None = None  # a line of it could not be read
+
+    def add(self, part: str) -> None:
+        """Append one line of the turn (only its length once the turn is too long)."""
+        self.size += utf8_size(part) + (1 if self.size else 0)
+        if self.problem is None and within_limit(self.size):
+            self.parts.append(part)
+        else:
+            self.parts = []
 
     def finish(self) -> Episode | BadRecord:
         """The finished Episode, or why the turn cannot be one."""
+        if self.problem is not None:
+            return BadRecord(self.line, self.problem)
+        if not within_limit(self.size):
+            return BadRecord(self.line, size_problem(self.size))
         text = "\n".join(self.parts).strip()
         if not text:
             return BadRecord(self.line, f"turn by {self.speaker!r} has no text")
@@ -59,10 +74,34 @@ class _Turn:
 
 def read(text: str, name: str, default_session: str) -> Iterator[Episode | BadRecord]:
     """Yield one Episode per speaker turn, BadRecords for text that belongs to no turn."""
+    return read_lines(enumerate(text.split("\n"), start=1), default_session)
+
+
+def read_lines(
+    lines: Iterable[tuple[int, str | BadRecord]], default_session: str
+) -> Iterator[Episode | BadRecord]:
+    """Yield one Episode per speaker turn of numbered lines, BadRecords for text that
+    belongs to no turn and for lines that could not be read (which spoil their turn)."""
     session_number, session_used, date = 1, False, None
     turn: _Turn | None = None
     orphan_reported = False  # one message per run of speakerless lines, not one per line
-    for number, raw in enumerate(text.split("\n"), start=1):
+    for number, raw in lines:
+        if isinstance(raw, BadRecord):
+            start = _SPEAKER_START.match(raw.head) if isinstance(raw, LongLine) else None
+            if start is not None and isinstance(raw, LongLine):  # a turn too long to keep
+                if turn is not None:
+                    yield turn.finish()
+                session = f"{default_session}:session_{session_number}"
+                turn = _Turn(start.group("speaker").strip(), number, session, date)
+                turn.problem = size_problem(raw.size - len(start.group(0).encode()))
+                session_used, orphan_reported = True, False
+            elif turn is None:
+                yield BadRecord(raw.line, raw.reason)
+            else:
+                turn.problem = (
+                    turn.problem or f"turn by {turn.speaker!r}, line {number}: {raw.reason}"
+                )
+            continue
         line = raw.rstrip()
         if not line.strip():
             continue
@@ -79,10 +118,10 @@ def read(text: str, name: str, default_session: str) -> Iterator[Episode | BadRe
                 yield turn.finish()
             session = f"{default_session}:session_{session_number}"
             turn = _Turn(speaker.group("speaker").strip(), number, session, date)
-            turn.parts.append(speaker.group("text") or "")
+            turn.add(speaker.group("text") or "")
             session_used, orphan_reported = True, False
         elif turn is not None:
-            turn.parts.append(line)
+            turn.add(line)
         elif not orphan_reported:
             yield BadRecord(number, "text outside any turn: no 'Speaker: text' line before it")
             orphan_reported = True

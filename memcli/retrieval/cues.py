@@ -158,6 +158,19 @@ class Cues:
             factor *= self.beta_rule
         return factor
 
+    def fired(self, node: Node) -> dict[str, float]:
+        """The cues that fire for this memory, by name, with their β (as `factor` takes
+        them; for explanations)."""
+        fired = {
+            "time": self.temporal and time_bearing(node),
+            "role": role_match(node, set(self.people)),
+            "confidence": node.kind != "episode" and (node.belief or 0.0) >= self.min_belief,
+            "rule": bool(self.users) and states_rule(node, self.users),
+        }
+        betas = {"time": self.beta_time, "role": self.beta_role, "confidence": self.beta_conf}
+        betas["rule"] = self.beta_rule
+        return {name: betas[name] for name, on in fired.items() if on and betas[name] != 1.0}
+
     def ceiling(self) -> float:
         """The largest factor any memory can get for this question."""
         factor = max(self.beta_conf, 1.0)

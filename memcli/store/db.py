@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import os
@@ -12,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memcli.errors import DatabaseError
+from memcli.errors import DatabaseError, DiskFull
 from memcli.store import sql
 
 if TYPE_CHECKING:
@@ -44,6 +45,38 @@ def wrap(conn: Any) -> Database:
     return Database(conn, recursive_triggers=False, execute_plugins=False)
 
 
+NO_ROOM_BYTES = 1 << 20  # less free space than this: an I/O error is taken for a full disk
+
+
+def disk_full(exc: BaseException, path: str | Path | None = None) -> bool:
+    """Whether an error says the file system is out of space: SQLite's SQLITE_FULL, ENOSPC
+    from the OS, or an I/O error on a disk (the one holding `path`) with next to no room
+    left (SQLite reports a -shm file it cannot extend so)."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name == "SQLITE_FULL" or (not name and "database or disk is full" in str(exc)):
+        return True
+    io_error = name.startswith("SQLITE_IOERR") or (not name and "disk I/O error" in str(exc))
+    return io_error and path is not None and _no_room(Path(path))
+
+
+def _no_room(path: Path) -> bool:
+    try:
+        fs = os.statvfs(path.absolute().parent)
+    except OSError:
+        return False
+    return fs.f_bavail * fs.f_frsize < NO_ROOM_BYTES
+
+
+def _main_file(conn: Any) -> str:
+    """The path of the connection's database file, for messages."""
+    try:
+        return next((str(r[2]) for r in conn.execute(sql.DATABASE_LIST) if r[1] == "main"), "")
+    except Exception:  # a message detail, never worth a second error
+        return ""
+
+
 def _create_private(path: Path) -> None:
     """Create the database file readable and writable by its owner only."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,6 +102,8 @@ def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
             str(target), timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
     except OSError as exc:
+        if disk_full(exc):
+            raise DiskFull(target, "there is no room to create the store") from None
         reason = f"{exc.strerror}: {exc.filename}" if exc.strerror else str(exc)
         raise _cannot_open(target, reason) from None
     except sqlite3.Error as exc:
@@ -81,6 +116,8 @@ def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
             conn.execute(pragma)
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if disk_full(exc, target):
+            raise DiskFull(target, "there is no room to open the store") from None
         if not _not_a_database(exc):
             raise _cannot_open(target, str(exc)) from None
         raise _not_memcli(target, exc) from None
@@ -136,6 +173,28 @@ def connect_read_only(target: Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any
     for pragma in sql.connection_pragmas(MMAP_BYTES):
         conn.execute(pragma)
     return conn
+
+
+def refuse_foreign(target: Path) -> None:
+    """DatabaseError when `target` is an SQLite database another program made: memcli
+    must not add its tables to it, switch it to WAL or set its user_version. An empty
+    file, or an SQLite file holding nothing, may become a store."""
+    if not target.is_file() or target.stat().st_size == 0:
+        return
+    conn = connect_read_only(target)
+    try:
+        version = int(conn.execute(sql.USER_VERSION).fetchone()[0])
+        names = [row[0] for row in conn.execute(sql.SCHEMA_NAMES)]
+    finally:
+        conn.close()
+    if not names or (version > 0 and sql.META_TABLE in names):
+        return
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    raise DatabaseError(
+        f"{target} is an SQLite database of another program (it holds {shown}), not a "
+        "memcli store; memcli leaves it as it is",
+        fix="pass --db the path of a memcli store, or a new path for `memcli ingest` to create one",
+    )
 
 
 def _not_memcli(target: Path, exc: Exception) -> DatabaseError:
@@ -206,12 +265,25 @@ def transaction(conn: Any, retries: int = 3) -> Iterator[Any]:
             time.sleep(0.2 * (attempt + 1))
     try:
         yield conn
-    except BaseException:
-        conn.execute(sql.ROLLBACK)
+    except BaseException as exc:
+        _roll_back(conn)
+        path = _main_file(conn)
+        if disk_full(exc, path or None):
+            raise DiskFull(path) from None
         raise
     else:
         try:
             conn.execute(sql.COMMIT)
         except sqlite3.OperationalError as exc:
-            conn.execute(sql.ROLLBACK)
+            _roll_back(conn)
+            path = _main_file(conn)
+            if disk_full(exc, path or None):
+                raise DiskFull(path) from None
             raise DatabaseError(f"commit failed: {exc}") from None
+
+
+def _roll_back(conn: Any) -> None:
+    """Roll back the open transaction, if SQLite has not done so itself (it does after a
+    failed write such as a full disk: ROLLBACK would then fail with "no transaction")."""
+    if conn.in_transaction:
+        conn.execute(sql.ROLLBACK)

@@ -1,0 +1,141 @@
+"""Who may use the memory through `memcli mcp`, and for what.
+
+Over stdio the client is the process that started the server; over HTTP any local process
+or user can connect, so there every request carries a bearer token, the `ingest` tool
+reads only from directories the owner listed, and clients can be held to some spaces.
+Forgetting a whole space needs the server's own consent (`--allow-forget-all`), never a
+flag the client sets. No third-party imports: the ASGI check is plain ASGI.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memcli.config import Config
+from memcli.errors import ConfigError, UsageError
+
+MIN_TOKEN_CHARS = 16
+TOKEN_ENV = "MEMCLI_MCP_TOKEN"
+_RESTART = "and restart `memcli mcp`"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Access:
+    """What clients of one server may do."""
+
+    ingest_dirs: tuple[Path, ...] | None  # None: any file the server's user can read
+    spaces: frozenset[str] | None  # None: any space
+    forget_all: bool  # forget may select every memory of a space
+
+    @classmethod
+    def for_server(cls, cfg: Config, *, http: bool, forget_all: bool = False) -> Access:
+        """The rules for a server over stdio or HTTP, from `mcp.*` settings and flags."""
+        dirs = cfg.mcp.ingest_dirs
+        allowed: tuple[Path, ...] | None
+        if dirs is None:
+            allowed = () if http else None
+        else:
+            allowed = tuple(Path(os.path.realpath(Path(d).expanduser())) for d in dirs)
+        spaces = None if cfg.mcp.spaces is None else frozenset([*cfg.mcp.spaces, cfg.space])
+        return cls(allowed, spaces, forget_all or cfg.mcp.allow_forget_all)
+
+    def check_space(self, space: str) -> None:
+        """UsageError for a space clients of this server may not use."""
+        if self.spaces is not None and space not in self.spaces:
+            raise UsageError(
+                f"space {space!r} is not open to clients of this server",
+                fix=f"use one of: {', '.join(sorted(self.spaces))} (the server's mcp.spaces); "
+                f"the owner can add it to mcp.spaces {_RESTART}",
+            )
+
+    def check_ingest(self, path: str) -> str:
+        """The real path of a file the ingest tool may read; UsageError for any other."""
+        real = Path(os.path.realpath(Path(path).expanduser()))
+        if self.ingest_dirs is None:
+            return str(real)
+        if any(real == d or d in real.parents for d in self.ingest_dirs):
+            return str(real)
+        where = ", ".join(map(str, self.ingest_dirs)) or "none (the default over --http)"
+        raise UsageError(
+            f"the ingest tool may not read {path}: it is outside the directories this "
+            f"server allows ({where})",
+            fix="the owner can list the directory in mcp.ingest_dirs of memcli's config "
+            f"{_RESTART}, or ingest the file from a shell with `memcli ingest PATH`",
+        )
+
+    def check_forget(self, removes: int, held: int) -> None:
+        """UsageError when a forget would take every memory of a space and the server was
+        not started to allow that."""
+        if self.forget_all or held <= 1 or removes < held:
+            return
+        raise UsageError(
+            f"this would forget all {held} turns of the space, which clients of this server "
+            "may not do",
+            fix="name the sessions, sources or nodes to forget, or run `memcli prune` in a "
+            f"shell; the owner can allow it with `memcli mcp --allow-forget-all` (or "
+            f"mcp.allow_forget_all: true) {_RESTART}",
+        )
+
+
+def server_token(cfg: Config) -> tuple[str, bool]:
+    """The bearer token HTTP clients must send, and whether it was made just now (it is
+    then printed at start); a configured one must be long enough to resist guessing."""
+    token = cfg.mcp.token
+    if token is None:
+        return secrets.token_urlsafe(32), True
+    if len(token.strip()) < MIN_TOKEN_CHARS:
+        raise ConfigError(
+            f"mcp.token is {len(token.strip())} characters; it needs at least {MIN_TOKEN_CHARS}",
+            fix="make one with `python -c 'import secrets; print(secrets.token_urlsafe(32))'` "
+            f"and set it in {TOKEN_ENV} (or mcp.token), or unset it for a new one per start",
+        )
+    return token.strip(), False
+
+
+class BearerAuth:
+    """ASGI middleware: an HTTP request without `Authorization: Bearer <token>` gets 401."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self._authorized(scope):
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps(
+            {
+                "error": "unauthorized: this memcli server needs the bearer token printed "
+                "when it started",
+                "fix": f"send the header 'Authorization: Bearer TOKEN' (fixed by {TOKEN_ENV})",
+            }
+        ).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"www-authenticate", b'Bearer realm="memcli"'),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    def _authorized(self, scope: Scope) -> bool:
+        for name, value in scope.get("headers", ()):
+            if name.lower() == b"authorization":
+                scheme, _, given = bytes(value).partition(b" ")
+                return scheme.lower() == b"bearer" and hmac.compare_digest(
+                    given.strip(), self._token
+                )
+        return False

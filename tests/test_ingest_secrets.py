@@ -1,0 +1,82 @@
+"""Credentials in messages are masked at ingest by default (`[secret sk-…2f9a]`): the file,
+its WAL, exports and packed contexts never hold them. `ingest.mask_secrets: false` keeps
+them verbatim."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memcli.redact import mask_secrets
+from tests.cli_runner import Memcli
+from tests.reliability import raw_bytes, write_config
+
+OPENAI = "sk-proj-Zk8q2LmN4pR7sT1vW3xY5aB6cD2f9a"
+AWS = "AKIAIOSFODNN7EXAMPLE"
+GITHUB = "ghp_0123456789abcdefghijABCDEFGHIJ012345"
+KEY_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU"
+PRIVATE_KEY = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\n-----END OPENSSH PRIVATE KEY-----"
+PASSWORD = "Tr0ub4dor&3"
+TURNS = [
+    f"Here is the key for the staging bot: {OPENAI}",
+    f"The AWS access key id is {AWS}, the token {GITHUB}.",
+    f"My deploy key:\n{PRIVATE_KEY}\nplease keep it",
+    f"wifi password: {PASSWORD}",
+    "The risk-assessment meeting is on Friday.",
+]
+SECRETS = [OPENAI, AWS, GITHUB, KEY_BODY, PASSWORD]
+
+
+def write_chat(tmp_path: Path) -> Path:
+    path = tmp_path / "chat.jsonl"
+    rows = [{"text": t, "speaker": "Ann", "session": "ops"} for t in TURNS]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_the_marks() -> None:
+    assert mask_secrets(TURNS[0]) == ("Here is the key for the staging bot: [secret sk-…2f9a]", 1)
+    assert mask_secrets(TURNS[1])[0] == (
+        "The AWS access key id is [secret AKIA…MPLE], the token [secret ghp_…2345]."
+    )
+    assert mask_secrets(TURNS[2])[0] == "My deploy key:\n[secret private key]\nplease keep it"
+    assert mask_secrets(TURNS[3]) == ("wifi password: [secret]", 1)
+    assert mask_secrets(TURNS[4]) == (TURNS[4], 0)
+    assert mask_secrets("Authorization: Bearer abcdefghijklmnopqrstuvwx.yz12")[0] == (
+        "Authorization: [secret Bearer …yz12]"
+    )
+    masked, _ = mask_secrets(TURNS[0])
+    assert mask_secrets(masked) == (masked, 0)  # a mark is never masked again
+
+
+def test_ingest_export_and_context_never_carry_them(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    cli = Memcli(config=write_config(tmp_path), db=db)
+    result = cli.ok("ingest", write_chat(tmp_path))
+    assert "5 secrets masked" in result.stdout
+    stored = raw_bytes(db)
+    exported = cli.ok("export").stdout
+    context = cli.ok("ask", "--context-only", "what is the key for the staging bot?").stdout
+    add = cli.ok("add", f"new key {OPENAI[:-4]}beef")
+    for secret in SECRETS:
+        assert secret.encode() not in stored and secret not in exported
+        assert secret not in context
+    assert "[secret sk-…2f9a]" in context and "[secret sk-…2f9a]" in exported
+    assert OPENAI[:-4].encode() not in raw_bytes(db) and add.exit_code == 0
+    assert cli.ok("ingest", write_chat(tmp_path)).stdout.startswith("0 new episodes")
+
+
+@pytest.mark.parametrize("setting", ["file", "env"])
+def test_a_switch_keeps_them_verbatim(tmp_path: Path, setting: str) -> None:
+    db = tmp_path / "m.db"
+    if setting == "file":
+        cli = Memcli(config=write_config(tmp_path, ingest={"mask_secrets": False}), db=db)
+    else:
+        cli = Memcli(config=write_config(tmp_path), db=db,
+                     env={"MEMCLI_INGEST_MASK_SECRETS": "false"})  # fmt: skip
+    result = cli.ok("ingest", write_chat(tmp_path))
+    assert "masked" not in result.stdout
+    stored = raw_bytes(db)
+    assert all(secret.encode() in stored for secret in SECRETS)
