@@ -48,7 +48,7 @@ class NullWords:
 
 
 def path_list(value: Any) -> Any:
-    """A list of directories; an environment variable gives them joined like $PATH."""
+    """A list of directories or names; an environment variable gives them joined like $PATH."""
     value = null_word(value)
     if isinstance(value, str):
         return [part for part in value.split(os.pathsep) if part.strip()]

@@ -30,7 +30,9 @@ Share = Annotated[float, Bounds(0, 1)]
 Seconds = Annotated[float, Bounds(0.001)]
 Name = Annotated[str, NotBlank()]  # not blank: '' would be a space no flag can name
 MaybeText = Annotated[str | None, NullWords()]  # '', 'null' and 'none' mean no value
-MaybePaths = Annotated[list[str] | None, PathList()]  # a list, or joined like $PATH
+
+
+MaybePaths = Annotated[list[str] | None, PathList()]  # env: joined like $PATH
 MaybeNames = Annotated[list[Name] | None, PathList()]
 
 # Unknown keys are errors; numbers are accepted where text is expected (model: 7).

@@ -36,7 +36,7 @@ class Memory(MemoryBase):
         from memcli import Memory
 
         with Memory.open("~/memory.db") as mem:
-            mem.add("We booked the Alfama hotel for 3-6 May", role="user")
+            mem.add("We booked the Alfama hotel for 3-6 May", role="user", time="2024-03-02")
             print(mem.recall("Which hotel did we book?").context)
 
     `Memory(cfg)` takes a ready Config instead. Models are created on first use, so work

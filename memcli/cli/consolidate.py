@@ -80,11 +80,11 @@ def consolidate(
 
       */15 * * * * memcli --db ~/memory.db -q consolidate   (crontab)
     """
-    from memcli.present.consolidate import show_consolidation
-
     if unlock:
         _unlock(state)
         return
+    from memcli.present.consolidate import show_consolidation
+
     with memory(state, write=not dry_run) as mem:
         report = mem.consolidate(
             flush=flush, stages=stage, limit=limit, dry_run=dry_run, no_llm=no_llm,

@@ -14,7 +14,17 @@ import typer
 from typer.core import TyperGroup
 
 from memcli.cli.coercion import defer_conversion
-from memcli.cli.common import DbOpt, JsonOpt, SpaceOpt, State, describe, need_command
+from memcli.cli.common import (
+    DbOpt,
+    JsonOpt,
+    QuietOpt,
+    SpaceOpt,
+    State,
+    VerboseOpt,
+    db_path,
+    describe,
+    need_command,
+)
 from memcli.cli.helptext import prose
 from memcli.errors import MemcliError, Terminated, UsageError
 from memcli.present.output import Output, silence_stdout, stdout_is_devnull
@@ -162,8 +172,6 @@ ConfigOpt = Annotated[
     Path | None,
     typer.Option("--config", help="Config file (env MEMCLI_CONFIG; else ./memcli.yaml)."),
 ]
-VerboseOpt = Annotated[int, typer.Option("-v", "--verbose", count=True, help="More detail.")]
-QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Only data and errors.")]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")]
 VersionOpt = Annotated[
     bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
@@ -184,7 +192,7 @@ def main_options(
     version: VersionOpt = False,
 ) -> None:
     """Global options come before the command."""
-    ctx.obj = State(db, config, space, json_mode, verbose, quiet, debug)
+    ctx.obj = State(db_path(db), config, space, json_mode, verbose, quiet, debug)
     need_command(ctx)
 
 

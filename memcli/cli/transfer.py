@@ -117,10 +117,12 @@ def import_(
 @contextmanager
 def _target(state: State, dry_run: bool) -> Iterator[Memory]:
     """The store to import into; a dry run against a store that does not exist yet plans
-    against an empty scratch store, so it creates no file where --db points."""
+    against an empty scratch store, so it creates no file where --db points, and one
+    against an existing store only reads it (a read-only store will do)."""
     cfg = state.config_obj()
     if not dry_run or Path(cfg.db_path).expanduser().exists():
-        with memory(state, create=True) as mem:
+        # A dry run may name a space the store does not hold yet: the import would make it.
+        with memory(state, create=not dry_run, any_space=dry_run) as mem:
             yield mem
         return
     from memcli.memory import Memory

@@ -64,8 +64,10 @@ class NodeView(TypedDict):
     provenance: Provenance
 
 
-def stats(mem: MemoryBase) -> StoreStats:
-    """Counts by node kind and edge type, spaces, embedding settings and file size."""
+def stats(mem: MemoryBase, health: bool = True) -> StoreStats:
+    """Counts by node kind and edge type, spaces, embedding settings and file size, and
+    (unless `health` is False: it counts pending work, slow on a large store) the
+    consolidation's health."""
     store = mem.store
     dim = store.get_meta("embedding.dim")
     identity = store.get_meta("embedding.identity")
@@ -85,7 +87,7 @@ def stats(mem: MemoryBase) -> StoreStats:
             "dim": int(dim) if dim else None,
         },
         "bytes": store.file_bytes(),
-        "consolidation": consolidation_health(mem),
+        "consolidation": consolidation_health(mem) if health else {},
     }
 
 
@@ -127,7 +129,22 @@ def consolidation_health(mem: MemoryBase) -> dict[str, Any]:
             },
             "words": store.count_unembedded_words(space),
         },
+        "blocked": blocked_stages(mem),
     }
+
+
+def blocked_stages(mem: MemoryBase) -> dict[str, str]:
+    """Stages whose pending work no run will do with the current settings, and why: their
+    pending counts stay as they are until the settings change."""
+    from memcli.consolidate.reports import LLM_ONLY
+
+    blocked: dict[str, str] = {}
+    if mem.cfg.llm.provider == "none":
+        # summarize writes extractive summaries meanwhile and leaves them for an LLM.
+        blocked |= dict.fromkeys(sorted({*LLM_ONLY, "summarize"}), "an LLM (llm.provider none)")
+    if mem.cfg.embedding.provider == "none":
+        blocked["words"] = "embeddings (embedding.provider none)"
+    return blocked
 
 
 def _neighbours(

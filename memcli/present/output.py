@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from memcli.errors import NotFound
 from memcli.progress import NoProgress, Progress
+from memcli.text import terminal_safe
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -101,17 +102,34 @@ class Output:
         self.stdout.flush()
 
     def text(self, text: str) -> None:
-        """Plain text on stdout, exactly as given."""
+        """Plain text on stdout, as given but for control characters, which are shown
+        escaped: stored text must not drive the terminal (clear it, retitle it...)."""
+        text = terminal_safe(text)
         self.stdout.write(text if text.endswith("\n") else text + "\n")
         self.stdout.flush()
 
     def table(self, table: Table) -> None:
+        """A rich table; its cells should come from `safe_table` rows (see present.common),
+        its title and caption are made safe here."""
+        from rich.text import Text
+
+        for part in ("title", "caption"):
+            value = getattr(table, part)
+            if isinstance(value, str):
+                setattr(table, part, Text(terminal_safe(value)))
         self.out.print(table)
 
     def info(self, message: str) -> None:
         """A message for people on stderr (hidden by -q)."""
         if not self.quiet:
-            self.err.print(message, markup=False)
+            self.err.print(terminal_safe(message), markup=False)
+
+    def note(self, obj: dict[str, Any]) -> None:
+        """Under --json, what `info` says to people, as one JSON object on stderr (hidden
+        by -q): stdout keeps only the records."""
+        if not self.quiet:
+            self.stderr.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            self.stderr.flush()
 
     def error(self, message: str, fix: str | None = None, code: int = 1) -> None:
         """The one report of a failure on stderr: `memcli: error: ...` with its `fix:` line,
@@ -122,7 +140,7 @@ class Output:
             self.stderr.flush()
             return
         text = message if not fix else f"{message}\n  fix: {fix}"
-        self.err.print(f"memcli: error: {text}", markup=False, style="red")
+        self.err.print(f"memcli: error: {terminal_safe(text)}", markup=False, style="red")
 
     def progress(self) -> Progress:
         """A progress bar when stderr is a terminal, otherwise silence."""

@@ -103,12 +103,18 @@ class SearchContext:
         """Keep why each ranked (node id, score) scored so: from the first of the scoring
         passes `notes` that gave it that very score; a score no pass gave it is a standing
         rule moved to the top (memcli.retrieval.rules)."""
+        asked: dict[int, list[int]] = {}  # pass -> the node ids it must explain
         for node_id, score in order:
-            note = next((n for n in notes if n.score.get(node_id) == score), None)
-            if note is None:
+            n = next((n for n, note in enumerate(notes) if note.score.get(node_id) == score), None)
+            if n is None:
                 self._why[node_id] = ({"rule_lead": score}, [])
             else:
-                self._why[node_id] = (note.why[node_id], note.via.get(node_id, []))
+                asked.setdefault(n, []).append(node_id)
+        for n, node_ids in asked.items():
+            resolve = notes[n].resolve
+            why, via = resolve(node_ids) if resolve is not None else ({}, {})
+            for node_id in node_ids:
+                self._why[node_id] = (why.get(node_id, {}), via.get(node_id, []))
 
     def hits(self, scored: Sequence[tuple[int, float]], k: int | None = None) -> list[Hit]:
         """Turn (node id, score) pairs, best first, into Hits with provenance filled in

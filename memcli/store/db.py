@@ -246,6 +246,31 @@ def _load_vec(conn: Any) -> None:
         ) from None
 
 
+def _read_only_sidecar(conn: Any, exc: Exception) -> DatabaseError:
+    """Why a write cannot start on a store opened for writing: most often a -shm (or -wal)
+    file that an earlier reader (another user, a read-only mount) left unwritable."""
+    target = Path(conn.execute(sql.DATABASE_FILE).fetchone()[2])
+    stuck = [
+        Path(f"{target}{suffix}")
+        for suffix in ("-shm", "-wal")
+        if Path(f"{target}{suffix}").exists() and not os.access(f"{target}{suffix}", os.W_OK)
+    ]
+    if not stuck:
+        return DatabaseError(
+            f"cannot start a write: {exc}",
+            fix=f"check that {target}, its -wal and -shm files and their directory are "
+            "writable by you",
+        )
+    shm = Path(f"{target}-shm")
+    return DatabaseError(
+        f"cannot write {target}: {', '.join(p.name for p in stuck)} beside it is read-only "
+        "for you (left by an earlier reader: another user, or a read-only mount)",
+        fix=f"make it writable (chown or chmod u+w {stuck[0]}); or, when no process has the "
+        f"store open, delete {shm.name} ({shm}): SQLite makes it again from the -wal. "
+        "Never delete the -wal, which may hold the latest writes",
+    )
+
+
 @contextmanager
 def transaction(conn: Any, retries: int = 3) -> Iterator[Any]:
     """BEGIN IMMEDIATE ... COMMIT, rolled back on any error; waits out a busy writer."""
@@ -255,6 +280,8 @@ def transaction(conn: Any, retries: int = 3) -> Iterator[Any]:
             conn.execute(sql.BEGIN_WRITE)
             break
         except sqlite3.OperationalError as exc:
+            if "readonly" in str(exc):
+                raise _read_only_sidecar(conn, exc) from None
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise DatabaseError(f"cannot start a write: {exc}") from None
             if attempt == retries:
