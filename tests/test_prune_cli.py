@@ -73,6 +73,7 @@ def test_cli_dry_run_text_and_json(cli_db: tuple[Memcli, Graph]) -> None:
         "sources": [],
         "kept_shared": 0,
         "cache_entries": 0,
+        "forgotten": 0,  # a fact: no turn is recorded as forgotten
         "examples": [{"node_id": g.pid("f3"), "kind": "fact", "text": "Ana lives in Lisbon"}],
         "vacuumed": False,
         "bytes_before": report["bytes_before"],
@@ -229,8 +230,8 @@ def test_prune_waits_for_no_running_consolidation(cli_db: tuple[Memcli, Graph]) 
         )
     result = cli("prune", "--session", "s1", "--yes")
     assert result.exit_code == 7 and result.stdout == ""
-    assert "a consolidation is running (pid 4242 on another-host" in result.stderr
-    assert "nothing was removed" in result.stderr
+    assert "lock is held by pid 4242 on host another-host" in result.stderr
+    assert "nothing was removed" in result.stderr and "memcli consolidate --unlock" in result.stderr
     with open_store(cli.db) as store:
         assert len(remaining(store)) == len(ALL)
         store.conn.execute("DELETE FROM locks")

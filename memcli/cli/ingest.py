@@ -8,7 +8,6 @@ import typer
 
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
-from memcli.present.ingest import show_ingest
 
 Files = Annotated[
     list[str], typer.Argument(help="Files to store (gzip-compressed too); '-' reads stdin.")
@@ -23,12 +22,22 @@ Format = Annotated[
 SkipInvalid = Annotated[
     bool, typer.Option("--skip-invalid", help="Skip bad records instead of rejecting the file.")
 ]
+AllowForgotten = Annotated[
+    bool,
+    typer.Option(
+        "--allow-forgotten", help="Store again turns that `prune` forgot (they are skipped)."
+    ),
+]
 
 
 @app.command()
 @with_state("db", "space", "json_mode")
 def ingest(
-    state: State, files: Files, fmt: Format = None, skip_invalid: SkipInvalid = False
+    state: State,
+    files: Files,
+    fmt: Format = None,
+    skip_invalid: SkipInvalid = False,
+    allow_forgotten: AllowForgotten = False,
 ) -> None:
     """Store conversation turns verbatim: no LLM needed, and ingesting again adds nothing.
 
@@ -44,7 +53,12 @@ def ingest(
 
       memcli --json ingest locomo10.json
     """
+    from memcli.present.ingest import show_ingest
+
     with memory(state, create=True) as mem:
         progress = state.out.progress()
-        report = mem.ingest(files, fmt=fmt, skip_invalid=skip_invalid, progress=progress)
+        report = mem.ingest(
+            files, fmt=fmt, skip_invalid=skip_invalid, progress=progress,
+            allow_forgotten=allow_forgotten,
+        )  # fmt: skip
     show_ingest(state.out, report)

@@ -14,7 +14,6 @@ import typer
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.helptext import paragraphs
 from memcli.cli.root import app
-from memcli.present.transfer import show_export, show_import
 
 if TYPE_CHECKING:
     from memcli.memory import Memory
@@ -34,6 +33,10 @@ EpisodesOnly = Annotated[
     ),
 ]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Check the file and count; write nothing.")]
+AllowForgotten = Annotated[
+    bool,
+    typer.Option("--allow-forgotten", help="Import turns this space forgot (they are skipped)."),
+]
 
 EXPORT_HELP = """Write the space as a portable JSON Lines dump (backup, move, upgrade).
 
@@ -58,7 +61,8 @@ IMPORT_HELP = """Add the memories of a `memcli export` file to the space, checke
 The whole file is checked before anything is written; nothing is written when any record
 is bad (a wrong file, a newer format, a file cut short).
 
-Turns already stored (same content) are skipped, so importing twice adds nothing. Derived
+Turns already stored (same content) are skipped, so importing twice adds nothing; so are
+turns this space forgot (`prune`), unless --allow-forgotten. Derived
 memories (segments, facts ...) already there are reused; when the space has consolidated
 the same turns itself, the file's graph is refused (use --episodes-only, then consolidate).
 
@@ -78,6 +82,8 @@ the same turns itself, the file's graph is refused (use --episodes-only, then co
 @with_state("db", "space", "json_mode")
 def export(state: State, output: Output = None, vectors: Vectors = False) -> None:
     """`memcli export` (help in EXPORT_HELP)."""
+    from memcli.present.transfer import show_export
+
     with memory(state) as mem:
         if output is None:
             counts = mem.export_space(sys.stdout, vectors=vectors)
@@ -91,23 +97,32 @@ def export(state: State, output: Output = None, vectors: Vectors = False) -> Non
 @app.command("import", help=paragraphs(IMPORT_HELP))
 @with_state("db", "space", "json_mode")
 def import_(
-    state: State, file: DumpFile, episodes_only: EpisodesOnly = False, dry_run: DryRun = False
+    state: State,
+    file: DumpFile,
+    episodes_only: EpisodesOnly = False,
+    dry_run: DryRun = False,
+    allow_forgotten: AllowForgotten = False,
 ) -> None:
     """`memcli import` (help in IMPORT_HELP)."""
+    from memcli.present.transfer import show_import
+
     with _target(state, dry_run) as mem:
         report = mem.import_dump(
-            file, episodes_only=episodes_only, dry_run=dry_run, progress=state.out.progress()
-        )
+            file, episodes_only=episodes_only, dry_run=dry_run, progress=state.out.progress(),
+            allow_forgotten=allow_forgotten,
+        )  # fmt: skip
     show_import(state.out, report)
 
 
 @contextmanager
 def _target(state: State, dry_run: bool) -> Iterator[Memory]:
     """The store to import into; a dry run against a store that does not exist yet plans
-    against an empty scratch store, so it creates no file where --db points."""
+    against an empty scratch store, so it creates no file where --db points, and one
+    against an existing store only reads it (a read-only store will do)."""
     cfg = state.config_obj()
     if not dry_run or Path(cfg.db_path).expanduser().exists():
-        with memory(state, create=True) as mem:
+        # A dry run may name a space the store does not hold yet: the import would make it.
+        with memory(state, create=not dry_run, any_space=dry_run) as mem:
             yield mem
         return
     from memcli.memory import Memory

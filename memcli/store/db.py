@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import errno
+import importlib
+import importlib.util
 import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memcli.errors import DatabaseError
+from memcli.errors import DatabaseError, DiskFull
 from memcli.store import sql
 
 if TYPE_CHECKING:
@@ -18,11 +22,17 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_S = 30.0
 
 
+@cache
 def sqlite_module() -> Any:
-    """The sqlite3 module sqlite-utils picked (pysqlite3 on Linux, which can load extensions)."""
-    from sqlite_utils.utils import sqlite3
+    """The sqlite3 module sqlite-utils picks: pysqlite3 where it is installed (on Linux, a
+    SQLite that can load extensions), else the standard library's. Chosen here the same way,
+    so that a read never pays for importing sqlite-utils (which imports numpy)."""
+    try:
+        return importlib.import_module("pysqlite3")
+    except ImportError:
+        import sqlite3
 
-    return sqlite3
+        return sqlite3
 
 
 def wrap(conn: Any) -> Database:
@@ -33,6 +43,38 @@ def wrap(conn: Any) -> Database:
     from sqlite_utils import Database
 
     return Database(conn, recursive_triggers=False, execute_plugins=False)
+
+
+NO_ROOM_BYTES = 1 << 20  # less free space than this: an I/O error is taken for a full disk
+
+
+def disk_full(exc: BaseException, path: str | Path | None = None) -> bool:
+    """Whether an error says the file system is out of space: SQLite's SQLITE_FULL, ENOSPC
+    from the OS, or an I/O error on a disk (the one holding `path`) with next to no room
+    left (SQLite reports a -shm file it cannot extend so)."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name == "SQLITE_FULL" or (not name and "database or disk is full" in str(exc)):
+        return True
+    io_error = name.startswith("SQLITE_IOERR") or (not name and "disk I/O error" in str(exc))
+    return io_error and path is not None and _no_room(Path(path))
+
+
+def _no_room(path: Path) -> bool:
+    try:
+        fs = os.statvfs(path.absolute().parent)
+    except OSError:
+        return False
+    return fs.f_bavail * fs.f_frsize < NO_ROOM_BYTES
+
+
+def _main_file(conn: Any) -> str:
+    """The path of the connection's database file, for messages."""
+    try:
+        return next((str(r[2]) for r in conn.execute(sql.DATABASE_LIST) if r[1] == "main"), "")
+    except Exception:  # a message detail, never worth a second error
+        return ""
 
 
 def _create_private(path: Path) -> None:
@@ -60,6 +102,8 @@ def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
             str(target), timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
     except OSError as exc:
+        if disk_full(exc):
+            raise DiskFull(target, "there is no room to create the store") from None
         reason = f"{exc.strerror}: {exc.filename}" if exc.strerror else str(exc)
         raise _cannot_open(target, reason) from None
     except sqlite3.Error as exc:
@@ -72,6 +116,8 @@ def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
             conn.execute(pragma)
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if disk_full(exc, target):
+            raise DiskFull(target, "there is no room to open the store") from None
         if not _not_a_database(exc):
             raise _cannot_open(target, str(exc)) from None
         raise _not_memcli(target, exc) from None
@@ -178,12 +224,19 @@ def _cannot_open(target: Path, reason: str) -> DatabaseError:
     )
 
 
+def _vec_extension() -> str:
+    """The path of sqlite-vec's loadable extension, found without importing its Python
+    package (which imports numpy): the file `vec0` beside the package's __init__."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or spec.origin is None:
+        raise ImportError("the sqlite-vec package is not installed")
+    return os.path.join(os.path.dirname(spec.origin), "vec0")
+
+
 def _load_vec(conn: Any) -> None:
     try:
-        import sqlite_vec
-
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        conn.load_extension(_vec_extension())
         conn.enable_load_extension(False)
     except Exception as exc:  # which error depends on how sqlite3 was built
         raise DatabaseError(
@@ -191,6 +244,31 @@ def _load_vec(conn: Any) -> None:
             fix="on Linux install pysqlite3-binary (pip install pysqlite3-binary); "
             "elsewhere use a Python whose sqlite3 can load extensions",
         ) from None
+
+
+def _read_only_sidecar(conn: Any, exc: Exception) -> DatabaseError:
+    """Why a write cannot start on a store opened for writing: most often a -shm (or -wal)
+    file that an earlier reader (another user, a read-only mount) left unwritable."""
+    target = Path(conn.execute(sql.DATABASE_FILE).fetchone()[2])
+    stuck = [
+        Path(f"{target}{suffix}")
+        for suffix in ("-shm", "-wal")
+        if Path(f"{target}{suffix}").exists() and not os.access(f"{target}{suffix}", os.W_OK)
+    ]
+    if not stuck:
+        return DatabaseError(
+            f"cannot start a write: {exc}",
+            fix=f"check that {target}, its -wal and -shm files and their directory are "
+            "writable by you",
+        )
+    shm = Path(f"{target}-shm")
+    return DatabaseError(
+        f"cannot write {target}: {', '.join(p.name for p in stuck)} beside it is read-only "
+        "for you (left by an earlier reader: another user, or a read-only mount)",
+        fix=f"make it writable (chown or chmod u+w {stuck[0]}); or, when no process has the "
+        f"store open, delete {shm.name} ({shm}): SQLite makes it again from the -wal. "
+        "Never delete the -wal, which may hold the latest writes",
+    )
 
 
 @contextmanager
@@ -202,6 +280,8 @@ def transaction(conn: Any, retries: int = 3) -> Iterator[Any]:
             conn.execute(sql.BEGIN_WRITE)
             break
         except sqlite3.OperationalError as exc:
+            if "readonly" in str(exc):
+                raise _read_only_sidecar(conn, exc) from None
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise DatabaseError(f"cannot start a write: {exc}") from None
             if attempt == retries:
@@ -212,12 +292,25 @@ def transaction(conn: Any, retries: int = 3) -> Iterator[Any]:
             time.sleep(0.2 * (attempt + 1))
     try:
         yield conn
-    except BaseException:
-        conn.execute(sql.ROLLBACK)
+    except BaseException as exc:
+        _roll_back(conn)
+        path = _main_file(conn)
+        if disk_full(exc, path or None):
+            raise DiskFull(path) from None
         raise
     else:
         try:
             conn.execute(sql.COMMIT)
         except sqlite3.OperationalError as exc:
-            conn.execute(sql.ROLLBACK)
+            _roll_back(conn)
+            path = _main_file(conn)
+            if disk_full(exc, path or None):
+                raise DiskFull(path) from None
             raise DatabaseError(f"commit failed: {exc}") from None
+
+
+def _roll_back(conn: Any) -> None:
+    """Roll back the open transaction, if SQLite has not done so itself (it does after a
+    failed write such as a full disk: ROLLBACK would then fail with "no transaction")."""
+    if conn.in_transaction:
+        conn.execute(sql.ROLLBACK)
