@@ -100,6 +100,22 @@ class DatabaseError(MemcliError):
     exit_code = 7
 
 
+class DiskFull(DatabaseError):
+    """The file system holding the store has no room left for a write; the write was rolled
+    back whole, so the store is as it was before it."""
+
+    exit_code = 9
+
+    def __init__(self, path: object, what: str | None = None) -> None:
+        what = what or "the last write was not stored (the store is as it was before it)"
+        super().__init__(
+            f"the disk holding {path} is full: {what}",
+            fix="free space on that disk, or move the store (with its -wal file, if there "
+            "is one) to a disk with room and pass --db the new path; then run the command "
+            "again (an ingest stores what is missing)",
+        )
+
+
 class ReadOnlyStore(DatabaseError):
     """A write to a store this process may only read."""
 

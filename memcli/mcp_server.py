@@ -183,7 +183,8 @@ def _add_memory_tools(server: MCPServer, pool: Pool) -> None:
     ) -> dict[str, Any]:
         """Store one memory (a fact, a decision, something the user said). `role`: who said
         it; `time`: when (ISO date, default now); `source`: a name to forget it by later.
-        Returns its node id."""
+        Returns its node id (`forgotten`: true and no id when this memory was forgotten
+        before: it is not stored again)."""
         with pool.memory(space, create=True) as mem:
             report = mem.add(text, role=role, session=session, time=time, source=source)
         return report.to_dict()
@@ -220,7 +221,8 @@ def _add_ingest_tool(server: MCPServer, pool: Pool) -> None:
     ) -> dict[str, Any]:
         """Store every turn of a conversation file on this machine (`format`: jsonl, chat,
         locomo, transcript, chatgpt or claude; default: detected). A relative path is from
-        the server's directory. Ingesting the same file again adds nothing."""
+        the server's directory. Ingesting the same file again adds nothing, and turns
+        forgotten before are not stored again (counted in `forgotten`)."""
         if path.strip() == "-":  # the server's stdin is the MCP stream, or a terminal
             raise UsageError(
                 "the ingest tool reads a file on the server's machine; '-' (stdin) is not "

@@ -80,12 +80,14 @@ class Memory(MemoryBase):
         session: str | None = None,
         time: str | datetime | date | None = None,
         source: str | None = None,
+        allow_forgotten: bool = False,
     ) -> AddReport:
         """Remember one piece of text, stored and embedded like an ingested turn.
 
         Without `time` it is dated now; without `session` it joins the day's session of its
         `source` (default "memcli-add"). The same text, role, session and time twice is
-        stored once (`new` is False the second time). See memcli.ops.add.
+        stored once (`new` is False the second time), and not at all once `prune` forgot
+        it (`forgotten` is True) unless `allow_forgotten`. See memcli.ops.add.
 
             >>> report = mem.add("The demo moved to Thursday 10:00", role="user")
             >>> report.node_id
@@ -93,7 +95,10 @@ class Memory(MemoryBase):
         """
         from memcli.ops.add import add
 
-        return add(self, text, role=role, session=session, time=time, source=source)
+        return add(
+            self, text, role=role, session=session, time=time, source=source,
+            allow_forgotten=allow_forgotten,
+        )  # fmt: skip
 
     def ingest(
         self,
@@ -103,12 +108,14 @@ class Memory(MemoryBase):
         skip_invalid: bool = False,
         stdin: BinaryIO | None = None,
         progress: Progress | None = None,
+        allow_forgotten: bool = False,
     ) -> IngestReport:
         """Store every turn of conversation files verbatim (`-` reads `stdin`); idempotent.
 
         `fmt` is jsonl, chat, locomo, transcript, chatgpt or claude (default: detected from
         the suffix and content). Bad records raise InvalidInput and nothing is written,
-        unless `skip_invalid`. See memcli.ops.ingest.
+        unless `skip_invalid`. Turns `prune` forgot are skipped (counted in `forgotten`)
+        unless `allow_forgotten`. See memcli.ops.ingest.
 
             >>> mem.ingest("chat.jsonl").new
             16
@@ -118,8 +125,9 @@ class Memory(MemoryBase):
         items = [paths] if isinstance(paths, (str, os.PathLike)) else paths
         names = [os.fspath(p) for p in items]
         return ingest(
-            self, names, fmt=fmt, skip_invalid=skip_invalid, stdin=stdin, progress=progress
-        )
+            self, names, fmt=fmt, skip_invalid=skip_invalid, stdin=stdin, progress=progress,
+            allow_forgotten=allow_forgotten,
+        )  # fmt: skip
 
     def ask(
         self,
@@ -128,6 +136,7 @@ class Memory(MemoryBase):
         strategy: str | None = None,
         k: int | None = None,
         context_only: bool = False,
+        explain: bool = False,
     ) -> Answer:
         """Retrieve memories for a question, pack them, and answer with the configured LLM.
 
@@ -135,18 +144,29 @@ class Memory(MemoryBase):
         subject groups (`about`) and the ranked `hits`. Without an LLM configured, asking
         for an answer raises LLMNotConfigured. `strategy`: hybrid (default), dwpr, gam,
         lexical, semantic, or the entity-graph traversals beam, watercircles and astar.
+        With `explain`, each hit's `why` and `via` say why it ranked, where the strategy
+        can (memcli.retrieval.explain); the ranking is the same.
 
             >>> print(mem.ask("Which hotel did we book?", context_only=True).context)
         """
         from memcli.ops.ask import ask
 
         self.require_space(_API_SPACE)
-        return ask(self, question, strategy=strategy, k=k, context_only=context_only)
+        return ask(
+            self, question, strategy=strategy, k=k, context_only=context_only, explain=explain
+        )
 
-    def recall(self, question: str, *, strategy: str | None = None, k: int | None = None) -> Answer:
+    def recall(
+        self,
+        question: str,
+        *,
+        strategy: str | None = None,
+        k: int | None = None,
+        explain: bool = False,
+    ) -> Answer:
         """The packed memory and ranked hits for a question, without an LLM (`ask` with
         `context_only=True`)."""
-        return self.ask(question, strategy=strategy, k=k, context_only=True)
+        return self.ask(question, strategy=strategy, k=k, context_only=True, explain=explain)
 
     def consolidate(
         self,
@@ -258,12 +278,14 @@ class Memory(MemoryBase):
         dry_run: bool = False,
         stdin: BinaryIO | None = None,
         progress: Progress | None = None,
+        allow_forgotten: bool = False,
     ) -> ImportReport:
-        """Add the memories of a dump made by `export_space` (`-` reads `stdin`); with
-        `dry_run`, only report what would be added. See memcli.ops.transfer."""
+        """Add the memories of a dump made by `export_space` (`-` reads `stdin`), but not
+        turns the space forgot unless `allow_forgotten`; with `dry_run`, only report what
+        would be added. See memcli.ops.transfer."""
         from memcli.ops.transfer import import_dump
 
         return import_dump(
             self, path, episodes_only=episodes_only, dry_run=dry_run, stdin=stdin,
-            progress=progress,
+            progress=progress, allow_forgotten=allow_forgotten,
         )  # fmt: skip

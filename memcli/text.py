@@ -99,11 +99,6 @@ def word_count(text: str) -> int:
     return len(text.split())
 
 
-def first_words(text: str, count: int) -> str:
-    """The text's first `count` words, an ellipsis marking the cut."""
-    return " ".join(text.split()[:count]) + " …"
-
-
 def one_line(text: str) -> str:
     """The text with every run of whitespace (newlines included) made one space."""
     return " ".join(text.split())

@@ -39,6 +39,7 @@ def test_options_set_speaker_session_time_and_source(cli: Memcli) -> None:
         "session": "standup",
         "timestamp": "2024-05-03T00:00:00",
         "source": "notes",
+        "forgotten": False,
     }
     [view] = cli.json("inspect", "node", "ep1")
     assert (view["speaker"], view["session"], view["text"]) == (

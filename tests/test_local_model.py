@@ -1,5 +1,6 @@
 """The real bundled all-MiniLM-L6-v2, offline: the default ONNX path, and its fidelity to the
-sentence-transformers path (the one place tests pay for torch)."""
+sentence-transformers path, against vectors sentence-transformers made once
+(tests/data/embeddings/make_reference.py): the tests need no torch."""
 
 from __future__ import annotations
 
@@ -8,32 +9,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memcli.config import EmbeddingConfig
+from memcli.config import EmbeddingConfig, load_config
 from memcli.llm import create_embedder
-from memcli.llm.local import LocalEmbedder, bundled_model_dir
+from memcli.llm.local import bundled_model_dir
+from memcli.memory import Memory
+from memcli.models import embedding_text
+from memcli.store import open_store
 from tests.cli_runner import Memcli
+from tests.data.embeddings.make_reference import chat_texts
 
 pytestmark = pytest.mark.skipif(
     bundled_model_dir() is None, reason="install memcli[local] for the bundled model"
 )
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "chat.jsonl"
-_LONG = " ".join(
-    f"Step {i}: the build copies files, runs the linter and uploads a report." for i in range(40)
-)
-FIDELITY_TEXTS = (
-    [
-        "My dog loves long walks in the park.",
-        "  Surrounding whitespace and a tab\t",
-        "",
-        "Ünïcödé, accents, CJK 東京 and an emoji 🚀 in one line.",
-        "def add(a, b):\n    return a + b  # a short code snippet",
-        "user: Can you remind me when the dentist appointment is? I think it was on Tuesday.",
-        _LONG,  # far past the 256 word-piece window: cut exactly as sentence-transformers cuts
-        _LONG[: len(_LONG) // 3],  # just past the window
-        "ok",
-    ]
-    + [f"Note {n}: buy {n} apples and call the plumber about the leaking sink." for n in range(40)]
-)
+REFERENCE = Path(__file__).resolve().parent / "data" / "embeddings" / "st-reference.npz"
+REMAKE = "the texts changed: remake the vectors with tests/data/embeddings/make_reference.py"
+
+
+def reference(name: str) -> tuple[list[str], np.ndarray]:
+    """Texts and the vectors sentence-transformers made for them (`fidelity` or `chat`)."""
+    with np.load(REFERENCE) as stored:
+        return [str(t) for t in stored[f"{name}_texts"]], stored[name]
 
 
 @pytest.fixture(scope="module")
@@ -52,33 +48,51 @@ def test_bundled_model_gives_unit_vectors_that_mean_something(embedder) -> None:
 
 @pytest.mark.slow
 def test_onnx_vectors_match_sentence_transformers(embedder) -> None:
-    pytest.importorskip("sentence_transformers", reason="install memcli[torch] to compare")
     assert embedder.files.max_length == 256
-    reference = LocalEmbedder().embed(FIDELITY_TEXTS)
-    vectors = embedder.embed(FIDELITY_TEXTS)
-    cosine = np.sum(reference * vectors, axis=1)
+    texts, expected = reference("fidelity")
+    assert len(texts) == 49 and expected.shape == (49, 384)
+    vectors = embedder.embed(texts)
+    cosine = np.sum(expected * vectors, axis=1)
     assert cosine.mean() >= 0.9999 and cosine.min() >= 0.999, cosine
 
 
-def _ingest_then_ask(tmp_path: Path, ingest_backend: str, ask_backend: str) -> list[dict]:
+def _ingest(tmp_path: Path) -> Memcli:
     config = tmp_path / "c.yaml"
-    base = f"db: {tmp_path / 'm.db'}\nembedding:\n  offline: true\n"
-    config.write_text(base + f"  backend: {ingest_backend}\n")
+    config.write_text(f"db: {tmp_path / 'm.db'}\nembedding:\n  offline: true\n")
     cli = Memcli(config=config)
     cli.ok("--json", "ingest", EXAMPLE)
-    config.write_text(base + f"  backend: {ask_backend}\n")
+    return cli
+
+
+def _pet(cli: Memcli) -> list[dict]:
     question = "What pet do I have?"
     [asked] = cli.json("ask", "--context-only", "--strategy", "semantic", "-k", 2, question)
     return asked["hits"]
 
 
 def test_default_config_ingests_and_asks_offline(tmp_path: Path) -> None:
-    hits = _ingest_then_ask(tmp_path, "onnx", "onnx")
+    hits = _pet(_ingest(tmp_path))
     assert any("cat Miso" in h["text"] for h in hits)
 
 
 @pytest.mark.slow
 def test_a_store_made_with_torch_is_asked_with_onnx_without_reindex(tmp_path: Path) -> None:
-    pytest.importorskip("sentence_transformers", reason="install memcli[torch] to compare")
-    hits = _ingest_then_ask(tmp_path, "sentence-transformers", "onnx")
+    texts, vectors = reference("chat")
+    assert texts == chat_texts(), REMAKE
+    cli = _ingest(tmp_path)
+    # The store as the sentence-transformers backend writes it: its vectors, under the
+    # identity both backends write (so the ONNX backend asks it without a reindex).
+    torch_config = tmp_path / "st.yaml"
+    torch_config.write_text(
+        f"db: {tmp_path / 'm.db'}\nembedding:\n  backend: sentence-transformers\n"
+    )
+    with Memory(load_config(str(torch_config)), create=False) as mem, mem.store.transaction():
+        assert mem.embedder_identity() == mem.stored_identity() == "local:all-MiniLM-L6-v2"
+        turns = list(mem.store.iter_nodes("default", "episode"))
+        assert [embedding_text(t.text, t.speaker) for t in turns] == texts
+        rows = [(t.id, "default", "episode", v) for t, v in zip(turns, vectors, strict=True)]
+        mem.store.put_vectors(rows)
+    with open_store(tmp_path / "m.db") as store:
+        assert np.array_equal(store.get_vectors([turns[0].id])[turns[0].id], vectors[0])
+    hits = _pet(cli)  # asked with the default ONNX backend
     assert any("cat Miso" in h["text"] for h in hits)

@@ -73,6 +73,7 @@ def test_cli_dry_run_text_and_json(cli_db: tuple[Memcli, Graph]) -> None:
         "sources": [],
         "kept_shared": 0,
         "cache_entries": 0,
+        "forgotten": 0,  # a fact: no turn is recorded as forgotten
         "examples": [{"node_id": g.pid("f3"), "kind": "fact", "text": "Ana lives in Lisbon"}],
         "vacuumed": False,
         "bytes_before": report["bytes_before"],

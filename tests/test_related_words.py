@@ -141,7 +141,7 @@ def test_an_exact_copy_carries_the_word_vectors_and_bad_word_records_are_refused
     dump = tmp_path / "copy.jsonl"
     assert cli("export", "--vectors", "-o", str(dump)).exit_code == 0
     records = [json.loads(line) for line in dump.read_text().splitlines()]
-    assert records[0]["format"] == 2
+    assert records[0]["format"] == 3
     assert sorted(r["word"] for r in records if r["record"] == "word")[:2] == ["balcony", "booked"]
     calls = len(fake_server.requests_to("/api/embed"))
     other = Memcli(config=config_file(tmp_path / "other", fake_server, llm=False))

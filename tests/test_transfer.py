@@ -62,7 +62,7 @@ def nodes(cli: Memcli) -> dict[str, int]:
 def test_export_to_stdout_and_to_a_file(source: Memcli, tmp_path: Path) -> None:
     result = source.ok("export")
     records = [json.loads(line) for line in result.stdout.splitlines()]
-    assert records[0]["record"] == "memcli-export" and records[0]["format"] == 2
+    assert records[0]["record"] == "memcli-export" and records[0]["format"] == 3
     assert records[-1]["record"] == "end"
     kinds = {r["kind"] for r in records if r["record"] == "node"}
     assert {"episode", "segment", "concept"} <= kinds

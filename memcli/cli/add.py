@@ -28,6 +28,11 @@ Source = Annotated[
     typer.Option("--source", help="A name to group and forget it by (default: memcli-add)."),
 ]
 
+AllowForgotten = Annotated[
+    bool,
+    typer.Option("--allow-forgotten", help="Store it even if `prune` forgot it before."),
+]
+
 
 @app.command()
 @with_state("db", "space", "json_mode")
@@ -38,11 +43,13 @@ def add(
     session: Session = None,
     time: Time = None,
     source: Source = None,
+    allow_forgotten: AllowForgotten = False,
 ) -> None:
     """Remember one piece of text: stored, indexed and embedded like an ingested turn.
 
-    Adding the same text with the same role, session and time again stores nothing new.
-    Forget it with `memcli prune --node ID` or `memcli prune --source NAME`.
+    Adding the same text with the same role, session and time again stores nothing new,
+    and nothing if it was forgotten. Forget it with `memcli prune --node ID` or
+    `memcli prune --source NAME`.
 
     [b]Examples[/b]
 
@@ -59,5 +66,8 @@ def add(
     with memory(state, create=True) as mem:
         limit = mem.cfg.ingest.max_message_bytes
         body = read_text(sys.stdin.buffer, limit=limit) if text == "-" else text
-        report = mem.add(body, role=role, session=session, time=time, source=source)
+        report = mem.add(
+            body, role=role, session=session, time=time, source=source,
+            allow_forgotten=allow_forgotten,
+        )  # fmt: skip
     show_added(state.out, report)

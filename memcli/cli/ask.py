@@ -24,6 +24,14 @@ K = Annotated[
     int | None,
     typer.Option("-k", "--k", min=1, help="Hits to return and to pack into the context."),
 ]
+Explain = Annotated[
+    bool,
+    typer.Option(
+        "--explain",
+        help="Say why each hit ranked: its score by signal and the graph path that brought"
+        " it (--json: why, via), where the strategy says so (hybrid does).",
+    ),
+]
 Strategy = Annotated[
     str | None,
     typer.Option(
@@ -42,6 +50,7 @@ def ask(
     context_only: ContextOnly = False,
     k: K = None,
     strategy: Strategy = None,
+    explain: Explain = False,
 ) -> None:
     """Answer from memory with citations, or print the packed memory with --context-only.
 
@@ -59,6 +68,8 @@ def ask(
 
       memcli --json ask --strategy lexical -k 5 --context-only "chess club"
 
+      memcli --json ask --explain -k 3 --context-only "chess club"
+
       printf 'Q1\\nQ2\\n' | memcli --json ask --context-only -
     """
     batch = question == "-"
@@ -73,8 +84,10 @@ def ask(
             if batch and not q:
                 answer = _blank()
             else:
-                answer = mem.ask(q, strategy=strategy, k=k, context_only=context_only)
-            show_answer(state.out, answer, one_line=batch)
+                answer = mem.ask(
+                    q, strategy=strategy, k=k, context_only=context_only, explain=explain
+                )
+            show_answer(state.out, answer, one_line=batch, explain=explain)
 
 
 def _stdin_lines() -> Iterator[str]:

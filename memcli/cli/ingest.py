@@ -23,12 +23,22 @@ Format = Annotated[
 SkipInvalid = Annotated[
     bool, typer.Option("--skip-invalid", help="Skip bad records instead of rejecting the file.")
 ]
+AllowForgotten = Annotated[
+    bool,
+    typer.Option(
+        "--allow-forgotten", help="Store again turns that `prune` forgot (they are skipped)."
+    ),
+]
 
 
 @app.command()
 @with_state("db", "space", "json_mode")
 def ingest(
-    state: State, files: Files, fmt: Format = None, skip_invalid: SkipInvalid = False
+    state: State,
+    files: Files,
+    fmt: Format = None,
+    skip_invalid: SkipInvalid = False,
+    allow_forgotten: AllowForgotten = False,
 ) -> None:
     """Store conversation turns verbatim: no LLM needed, and ingesting again adds nothing.
 
@@ -46,5 +56,8 @@ def ingest(
     """
     with memory(state, create=True) as mem:
         progress = state.out.progress()
-        report = mem.ingest(files, fmt=fmt, skip_invalid=skip_invalid, progress=progress)
+        report = mem.ingest(
+            files, fmt=fmt, skip_invalid=skip_invalid, progress=progress,
+            allow_forgotten=allow_forgotten,
+        )  # fmt: skip
     show_ingest(state.out, report)

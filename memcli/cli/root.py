@@ -97,13 +97,20 @@ class MemcliGroup(TyperGroup):
     """The root command: parser errors leave like every other error, one message and exit 2."""
 
     def main(
-        self, args: Sequence[str] | None = None, *rest: Any, standalone_mode: bool = True,
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
         **kwargs: Any,
-    ) -> Any:  # fmt: skip
+    ) -> Any:
         argv = list(args) if args is not None else sys.argv[1:]
         tidy_metavars(self)
         try:
-            code = super().main(argv, *rest, standalone_mode=False, **kwargs)
+            code = super().main(
+                argv, prog_name, complete_var, False, windows_expand_args, **kwargs
+            )  # standalone_mode off: errors come back here, to leave as memcli's
         except (typer.TyperException, MemcliError, typer.Abort) as exc:
             code = _report(exc, argv)
         code = _stdout_gone(code if isinstance(code, int) else 0)

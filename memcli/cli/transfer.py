@@ -34,6 +34,10 @@ EpisodesOnly = Annotated[
     ),
 ]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Check the file and count; write nothing.")]
+AllowForgotten = Annotated[
+    bool,
+    typer.Option("--allow-forgotten", help="Import turns this space forgot (they are skipped)."),
+]
 
 EXPORT_HELP = """Write the space as a portable JSON Lines dump (backup, move, upgrade).
 
@@ -58,7 +62,8 @@ IMPORT_HELP = """Add the memories of a `memcli export` file to the space, checke
 The whole file is checked before anything is written; nothing is written when any record
 is bad (a wrong file, a newer format, a file cut short).
 
-Turns already stored (same content) are skipped, so importing twice adds nothing. Derived
+Turns already stored (same content) are skipped, so importing twice adds nothing; so are
+turns this space forgot (`prune`), unless --allow-forgotten. Derived
 memories (segments, facts ...) already there are reused; when the space has consolidated
 the same turns itself, the file's graph is refused (use --episodes-only, then consolidate).
 
@@ -91,13 +96,18 @@ def export(state: State, output: Output = None, vectors: Vectors = False) -> Non
 @app.command("import", help=paragraphs(IMPORT_HELP))
 @with_state("db", "space", "json_mode")
 def import_(
-    state: State, file: DumpFile, episodes_only: EpisodesOnly = False, dry_run: DryRun = False
+    state: State,
+    file: DumpFile,
+    episodes_only: EpisodesOnly = False,
+    dry_run: DryRun = False,
+    allow_forgotten: AllowForgotten = False,
 ) -> None:
     """`memcli import` (help in IMPORT_HELP)."""
     with _target(state, dry_run) as mem:
         report = mem.import_dump(
-            file, episodes_only=episodes_only, dry_run=dry_run, progress=state.out.progress()
-        )
+            file, episodes_only=episodes_only, dry_run=dry_run, progress=state.out.progress(),
+            allow_forgotten=allow_forgotten,
+        )  # fmt: skip
     show_import(state.out, report)
 
 

@@ -9,7 +9,7 @@ the words it brings the same way (memcli.ops.transfer).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memcli.consolidate.common import Stage
@@ -46,13 +46,15 @@ def embed_words(
     progress: Progress,
     go_on: Callable[[], bool] = lambda: True,
     done: Callable[[int], Any] = lambda words: None,
+    among: Sequence[str] | None = None,
 ) -> int:
-    """Embed the space's words that have no vector, a batch per transaction, while `go_on()`;
-    `done(n)` after each batch. Returns how many were embedded."""
+    """Embed the space's words that have no vector (only those `among` these words, when
+    given), a batch per transaction, while `go_on()`; `done(n)` after each batch. Returns
+    how many were embedded."""
     total = 0
-    progress.start("embedding words", store.count_unembedded_words(space))
+    progress.start("embedding words", store.count_unembedded_words(space, among))
     while go_on():
-        todo = store.unembedded_words(space, BATCH)
+        todo = store.unembedded_words(space, BATCH, among)
         if not todo:
             break
         vectors = embedder.embed(todo)

@@ -107,9 +107,11 @@ def add(
     time: str | datetime | date | None = None,
     source: str | None = None,
     now: datetime | None = None,
+    allow_forgotten: bool = False,
 ) -> AddReport:
     """Store `text` as one episode; adding the same text, role, session and time again
-    stores nothing new."""
+    stores nothing new, and nothing at all when `prune` forgot it (unless
+    `allow_forgotten`)."""
     started = clock.perf_counter()
     check_text(text, mem.cfg.ingest.max_message_bytes)
     speaker = _label(role, "--role")
@@ -119,6 +121,8 @@ def add(
     mem.check_embedder()
     episode = Episode(text=text, speaker=speaker, session=chosen, timestamp=iso, timestamp_raw=raw)
     plans = plan_sources([Source(label, source_sha(label), SOURCE_FORMAT, [episode])])
-    report = store_plans(mem, plans, NoProgress(), started)
+    report = store_plans(mem, plans, NoProgress(), started, allow_forgotten)
+    if report.forgotten:
+        return AddReport(None, False, chosen, iso, label, forgotten=True)
     node = mem.store.ids_for_keys(mem.space, "episode", plans[0].keys)[0]
     return AddReport(node_public_id("episode", node), report.new > 0, chosen, iso, label)

@@ -16,9 +16,10 @@ if TYPE_CHECKING:
     from memcli.ops.base import MemoryBase
 
 
-def search_context(mem: MemoryBase) -> SearchContext:
-    """A retrieval context over the memory's store, space, embedder and settings."""
-    return SearchContext(mem.store, mem.space, mem.embedder, mem.cfg.retrieval)
+def search_context(mem: MemoryBase, explain: bool = False) -> SearchContext:
+    """A retrieval context over the memory's store, space, embedder and settings; with
+    `explain`, strategies that can say why each hit ranked (memcli.retrieval.explain)."""
+    return SearchContext(mem.store, mem.space, mem.embedder, mem.cfg.retrieval, explain)
 
 
 def _require_chat(mem: MemoryBase) -> ChatModel:
@@ -57,16 +58,18 @@ def ask(
     strategy: str | None = None,
     k: int | None = None,
     context_only: bool = False,
+    explain: bool = False,
 ) -> Answer:
     """Retrieve memories for a question, pack them and, unless `context_only`, answer.
 
     `k` bounds both the hits returned and the hits packed; without it, `retrieval.k` hits
-    are returned and the best `retrieval.pool` are packed."""
+    are returned and the best `retrieval.pool` are packed. With `explain`, each hit says
+    why it ranked, where the strategy can (memcli.retrieval.explain)."""
     _check_question(question, k)
     cfg = mem.cfg.retrieval
     retrieve = get_retriever(strategy or cfg.strategy)
     chat = None if context_only else _require_chat(mem)  # before any retrieval work
-    ranked = retrieve(search_context(mem), question, k or max(cfg.k, cfg.pool))
+    ranked = retrieve(search_context(mem, explain), question, k or max(cfg.k, cfg.pool))
     k = k or cfg.k
     caps = {
         "fact": cfg.max_facts,
@@ -76,6 +79,7 @@ def ask(
     subjects = subjects_of(mem.store, ranked, question)
     packed = pack(ranked, cfg.word_budget, caps, question, subjects)
     result = Answer(question, packed.context, ranked[:k], about=packed.about)
+    result.packed = [h.node.node_id for h in packed.included]
     if chat is not None:
         reply = generate(mem, question, packed.context)
         if reply.answer is None:

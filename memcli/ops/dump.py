@@ -1,6 +1,6 @@
-"""The memcli export format: JSON Lines, one record per line, format version 2.
+"""The memcli export format: JSON Lines, one record per line, format version 3.
 
-    {"record": "memcli-export", "format": 1, "space", "schema", "memcli", "exported_at",
+    {"record": "memcli-export", "format": 3, "space", "schema", "memcli", "exported_at",
      "embedding": {"identity", "dim"}, "vectors": null | "float32-le-base64"}
     {"record": "source", "id", "path", "sha256", "format", "episodes", "ingested_at"}   ...
     {"record": "node", "id": "ep12", "kind", "text", "speaker", "session", "seq",
@@ -8,14 +8,20 @@
      "sources": [source ids], "processed": [stages], "embedded": bool, "vector"?}         ...
     {"record": "edge", "src": "ep12", "dst": "sg40", "type", "weight", "props",
      "created_at"}                                                                          ...
-    {"record": "word", "word": "garden", "vector"}              (only with vectors)         ...
-    {"record": "end", "sources": n, "nodes": n, "edges": n}
+    {"record": "word", "word": "garden", "vector"?}     (each embedded word; vector: with vectors)
+    {"record": "forgotten", "key", "forgotten_at"}      (a tombstone: a pruned turn's key)  ...
+    {"record": "end", "sources": n, "nodes": n, "edges": n, "forgotten": n}
 
 Node and edge records carry every column of their table, so attributes that later schema
 migrations add travel without a format change; an import refuses a record with a field its
 store has no column for (it would be lost), and a format number above its own. The
-end record is how a cut-short file is told from a whole one. Format 1 (read as well) had no
-word records: the vectors of the words of the space's turns (memcli.store.words). This
+end record is how a cut-short file is told from a whole one. Word records name the words of
+the space's turns that have a vector (memcli.store.words), so an import embeds those and
+no others and the copy finds the same related words. Format 1 (read as well) had no word
+records and format 2 wrote them only with the vectors: an import of those embeds every word.
+Forgotten records (format 3) carry the space's tombstones (memcli.store.forgotten): content
+keys of turns `prune` removed, no text, so a restored space keeps them forgotten.
+This
 module builds records and reads a dump back, checking every record before the caller writes
 anything.
 """
@@ -33,7 +39,7 @@ from typing import Any
 from memcli.errors import InvalidInput
 from memcli.models import EDGE_TYPES, parse_node_id
 
-FORMAT = 2
+FORMAT = 3
 HEADER = "memcli-export"
 VECTOR_ENCODING = "float32-le-base64"
 NOT_A_DUMP_FIX = (
@@ -53,8 +59,9 @@ SPECS: dict[str, dict[str, tuple[Any, ...]]] = {
              "processed": (list,), "embedded": (bool,), "vector": (str, None, ...)},
     "edge": {"src": _TEXT, "dst": _TEXT, "type": _TEXT, "weight": _NUMBER, "props": (dict,),
              "created_at": _TEXT},
-    "word": {"word": _TEXT, "vector": _TEXT},
-    "end": {"sources": _INT, "nodes": _INT, "edges": _INT},
+    "word": {"word": _TEXT, "vector": (str, None, ...)},
+    "forgotten": {"key": _TEXT, "forgotten_at": _TEXT},
+    "end": {"sources": _INT, "nodes": _INT, "edges": _INT, "forgotten": (int, ...)},
 }  # fmt: skip
 
 # Fields of node and edge records that are not columns of the nodes and edges tables.
@@ -100,13 +107,19 @@ class Dump:
     sources: dict[int, dict[str, Any]] = field(default_factory=dict)  # by id in the dump
     nodes: dict[int, dict[str, Any]] = field(default_factory=dict)  # by row id in the dump
     edges: list[dict[str, Any]] = field(default_factory=list)  # src/dst as row ids
-    words: dict[str, bytes] = field(default_factory=dict)  # word -> its vector
+    words: dict[str, bytes | None] = field(default_factory=dict)  # word -> its vector, if given
+    forgotten: dict[str, str] = field(default_factory=dict)  # turn key -> when it was forgotten
 
     @property
     def dim(self) -> int | None:
         """Dimension of the vectors the dump's space was embedded with."""
         dim = (self.header.get("embedding") or {}).get("dim")
         return dim if isinstance(dim, int) and not isinstance(dim, bool) else None
+
+    @property
+    def lists_words(self) -> bool:
+        """Whether the word records name every embedded word (format 3 on), vector or not."""
+        return int(self.header.get("format") or 0) >= 3
 
 
 class _Reader:
@@ -202,13 +215,18 @@ class _Reader:
             self.dump.edges.append({**record, "src": src, "dst": dst})
 
     def _word(self, line: int, record: dict[str, Any]) -> None:
-        vector = self._vector(record["vector"])
+        vector = self._vector(record.get("vector"))
         if record["word"] in self.dump.words:
             self.problem(line, f"word {record['word']!r} appears twice")
-        elif not isinstance(vector, bytes):
+        elif isinstance(vector, str):  # why it is unusable
             self.problem(line, f"word {record['word']!r}: its vector {vector}")
         else:
             self.dump.words[record["word"]] = vector
+
+    def _forgotten(self, line: int, record: dict[str, Any]) -> None:
+        if record["key"] in self.dump.forgotten:
+            self.problem(line, f"forgotten turn {record['key']!r} appears twice")
+        self.dump.forgotten[record["key"]] = record["forgotten_at"]
 
     def _end(self, line: int, record: dict[str, Any]) -> None:
         self.end = record
@@ -216,8 +234,9 @@ class _Reader:
             "sources": len(self.dump.sources),
             "nodes": len(self.dump.nodes),
             "edges": len(self.dump.edges),
+            "forgotten": len(self.dump.forgotten),
         }
-        wrong = [k for k, n in found.items() if record[k] != n]
+        wrong = [k for k, n in found.items() if record.get(k, n) != n]
         if wrong and not self.problems:
             self.problem(line, f"the end record counts {record[wrong[0]]} {wrong[0]}, found "
                          f"{found[wrong[0]]}")  # fmt: skip

@@ -16,6 +16,10 @@ Rules (docs/export-import.md):
   otherwise all of them are numbered after the file's highest id.
 - New turns of a session the space already holds continue it: they are numbered and
   NEXT-chained after its last turn, as `ingest` would add them.
+- A turn the space has forgotten (a tombstone under its content key, in the space or in the
+  dump) is not imported, nor what was derived only from it (the rules of `prune`'s cascade);
+  its session's chain is joined across it. `allow_forgotten` imports it and lifts the
+  tombstone. The dump's tombstones are added, except for turns the space holds.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from memcli.errors import InvalidInput
 from memcli.store.base import now_iso
+from memcli.store.prune import next_bridges, support_pairs
 
 if TYPE_CHECKING:
     from memcli.ops.dump import Dump
@@ -67,6 +72,11 @@ class Plan:
     left_out: int = 0  # derived nodes not imported (--episodes-only)
     with_marks: bool = True  # carry over what consolidation had done (not with --episodes-only)
     sources: dict[int, int | None] = field(default_factory=dict)  # None: a new source
+    forgotten: set[int] = field(default_factory=set)  # forgotten turns left out, dump rows
+    forgotten_derived: set[int] = field(default_factory=set)  # derived only from those
+    bridges: list[tuple[int, int]] = field(default_factory=list)  # NEXT across them, dump rows
+    tombstones: list[tuple[str, str]] = field(default_factory=list)  # (key, when) to add
+    restored: list[str] = field(default_factory=list)  # keys let back in (allow_forgotten)
 
     def existing(self, dump: Dump) -> dict[str, int]:
         """Kind -> how many of the dump's nodes the store already held."""
@@ -135,12 +145,66 @@ def _continue_sessions(store: Store, space: str, dump: Dump, plan: Plan) -> None
             previous = plan.ids[row]
 
 
-def make_plan(store: Store, space: str, dump: Dump, episodes_only: bool) -> Plan:
+def _forgotten_turns(store: Store, space: str, dump: Dump, plan: Plan) -> set[int]:
+    """Rows of the dump's turns not in the space whose keys the space or the dump forgot."""
+    keyed = {
+        node["key"]: row
+        for row, node in dump.nodes.items()
+        if node["kind"] == "episode" and node["key"] is not None and row not in plan.ids
+    }
+    keys = store.forgotten_keys(space, list(keyed)) | (set(keyed) & set(dump.forgotten))
+    return {keyed[key] for key in keys}
+
+
+def _resting_only_on(dump: Dump, gone: set[int]) -> set[int]:
+    """The dump's derived nodes left without support without `gone` (memcli.store.prune)."""
+    kinds = {row: node["kind"] for row, node in dump.nodes.items()}
+    ends = ((e["src"], e["dst"], e["type"], kinds[e["src"]], kinds[e["dst"]]) for e in dump.edges)
+    support: dict[int, set[int]] = defaultdict(set)
+    for derived, supporter in support_pairs(ends):
+        support[derived].add(supporter)
+    lost = set(gone)
+    while True:
+        more = {d for d, by in support.items() if d not in lost and by & lost and by <= lost}
+        if not more:
+            return lost - gone
+        lost |= more
+
+
+def _leave_forgotten_out(store: Store, space: str, dump: Dump, plan: Plan) -> None:
+    """Plan to leave out the forgotten turns, what rests only on them, and their sources."""
+    plan.forgotten = _forgotten_turns(store, space, dump, plan)
+    if not plan.forgotten:
+        return
+    plan.forgotten_derived = _resting_only_on(dump, plan.forgotten)
+    nxt = {e["src"]: e["dst"] for e in dump.edges if e["type"] == "NEXT"}
+    plan.bridges = next_bridges(nxt, plan.forgotten)
+
+
+def _tombstones(store: Store, space: str, dump: Dump, plan: Plan) -> None:
+    """The dump's tombstones to add (not for turns the space holds or now imports), and
+    with `allow_forgotten` the space's tombstones the imported turns lift."""
+    new_keys = [dump.nodes[r]["key"] for r in plan.new if dump.nodes[r]["kind"] == "episode"]
+    held = store.existing_keys(space, "episode", list(dump.forgotten)) | set(new_keys)
+    plan.tombstones = [(k, when) for k, when in dump.forgotten.items() if k not in held]
+    plan.restored = sorted(store.forgotten_keys(space, [k for k in new_keys if k]))
+
+
+def make_plan(
+    store: Store, space: str, dump: Dump, episodes_only: bool, allow_forgotten: bool = False
+) -> Plan:
     """Everything the import adds; InvalidInput when the dump's graph cannot be merged."""
     plan = Plan(with_marks=not episodes_only)
-    wanted = [r for r, n in dump.nodes.items() if not episodes_only or n["kind"] == "episode"]
-    plan.left_out = len(dump.nodes) - len(wanted)
     _match(store, space, dump, ["episode"], plan)
+    if not allow_forgotten:
+        _leave_forgotten_out(store, space, dump, plan)
+    out = plan.forgotten | plan.forgotten_derived
+    wanted = [
+        r
+        for r, n in dump.nodes.items()
+        if (not episodes_only or n["kind"] == "episode") and r not in out
+    ]
+    plan.left_out = len(dump.nodes) - len(wanted) - len(out)
     if not episodes_only:
         derived = sorted({n["kind"] for n in dump.nodes.values()} - {"episode"})
         _match(store, space, dump, derived, plan)
@@ -156,7 +220,19 @@ def make_plan(store: Store, space: str, dump: Dump, episodes_only: bool) -> Plan
     _continue_sessions(store, space, dump, plan)
     known = {row["sha256"]: row["id"] for row in store.space_sources(space)}
     plan.sources = {sid: known.get(src["sha256"]) for sid, src in dump.sources.items()}
+    for sid in _only_forgotten_sources(dump, plan.forgotten):
+        del plan.sources[sid]
+    _tombstones(store, space, dump, plan)
     return plan
+
+
+def _only_forgotten_sources(dump: Dump, forgotten: set[int]) -> set[int]:
+    """Sources of the dump all of whose turns are left out as forgotten."""
+    linked: dict[int, set[int]] = defaultdict(set)
+    for row, node in dump.nodes.items():
+        for sid in node["sources"]:
+            linked[sid].add(row)
+    return {sid for sid, rows in linked.items() if rows and rows <= forgotten}
 
 
 def edge_rows(dump: Dump, plan: Plan) -> list[dict[str, Any]]:
@@ -171,7 +247,9 @@ def edge_rows(dump: Dump, plan: Plan) -> list[dict[str, Any]]:
             continue  # replaced by the chain after the session's last turn
         rows.append({**edge, "src": src, "dst": dst})
     stamp = now_iso()
-    for src, dst in plan.chain:
+    joined = [(plan.ids.get(a), plan.ids.get(b)) for a, b in plan.bridges]
+    joined = [(a, b) for a, b in joined if a and b and not {a, b} & appended]
+    for src, dst in [*plan.chain, *joined]:  # (appended turns are chained after the tail)
         rows.append({"src": src, "dst": dst, "type": "NEXT", "weight": 1.0, "created_at": stamp})
     return rows
 

@@ -31,6 +31,7 @@ class _Plan:
     keys: list[str]
     new_index: list[int] = field(default_factory=list)  # positions of not-yet-stored episodes
     invalid: int = 0
+    forgotten: set[str] = field(default_factory=set)  # keys of turns pruned earlier
 
 
 def episode_key(ep: Episode, occurrence: int) -> str:
@@ -116,20 +117,17 @@ def _bad_records_fix(plans: Sequence[_Plan]) -> str:
     )
 
 
-def _embed_new(mem: MemoryBase, plans: list[_Plan], progress: Progress) -> tuple[list[Any], float]:
-    """Vectors for every new episode of every plan (None entries when embeddings are off)."""
+def _embed_plan(mem: MemoryBase, plan: _Plan, progress: Progress) -> tuple[list[Any], float]:
+    """Vectors for the plan's new episodes (None entries when embeddings are off), and the
+    seconds it took."""
     texts = [
-        embedding_text(p.episodes[i].text, p.episodes[i].speaker)
-        for p in plans
-        for i in p.new_index
+        embedding_text(plan.episodes[i].text, plan.episodes[i].speaker) for i in plan.new_index
     ]
     embedder = mem.embedder
     if embedder is None or not texts:
         return [None] * len(texts), 0.0
-    progress.start("embedding turns", len(texts))
     started = time.perf_counter()
     vectors = embed_all(embedder, texts, progress.advance)
-    progress.finish()
     return vectors, time.perf_counter() - started
 
 
@@ -190,12 +188,28 @@ def _insert_episodes(
     return len(ids), set(seqs)
 
 
-def _write(mem: MemoryBase, plan: _Plan, vectors: list[Any]) -> tuple[int, set[str]]:
+@dataclass
+class _Written:
+    """What writing one file stored."""
+
+    inserted: int = 0
+    sessions: set[str] = field(default_factory=set)
+    restored: int = 0  # turns forgotten earlier and let back in (allow_forgotten)
+
+
+def _write(mem: MemoryBase, plan: _Plan, vectors: list[Any], allow_forgotten: bool) -> _Written:
     """Write one file's new episodes, its source row and provenance links atomically."""
     store, space = mem.store, mem.space
     with store.transaction():
-        # Another process may have stored some of them since we looked.
-        present = store.existing_keys(space, "episode", [plan.keys[i] for i in plan.new_index])
+        # Another process may have stored (or forgotten) some of them since we looked.
+        fresh = [plan.keys[i] for i in plan.new_index]
+        skip = store.existing_keys(space, "episode", fresh)
+        if not allow_forgotten:
+            plan.forgotten |= store.forgotten_keys(space, fresh) - skip
+            skip |= plan.forgotten
+        todo = [k for k in fresh if k not in skip]
+        if not todo and not store.existing_keys(space, "episode", plan.keys):
+            return _Written()  # nothing of the file is or will be stored: no source row
         existing = store.source_by_sha(space, plan.source.sha256)
         source_id = (
             existing[0]
@@ -208,11 +222,12 @@ def _write(mem: MemoryBase, plan: _Plan, vectors: list[Any]) -> tuple[int, set[s
         if dim:
             store.ensure_vectors(dim)
         mem.record_embedder(dim)
-        inserted, sessions = _insert_episodes(mem, plan, vectors, present)
+        inserted, sessions = _insert_episodes(mem, plan, vectors, skip)
         store.link_sources(
             (nid, source_id) for nid in store.ids_for_keys(space, "episode", plan.keys)
         )
-    return inserted, sessions
+        restored = store.allow_again(space, todo) if allow_forgotten else 0
+    return _Written(inserted, sessions, restored)
 
 
 def ingest(
@@ -223,12 +238,23 @@ def ingest(
     skip_invalid: bool = False,
     stdin: BinaryIO | None = None,
     progress: Progress | None = None,
+    allow_forgotten: bool = False,
 ) -> IngestReport:
-    """Store every turn of the given files (`-` = stdin) as episodes; idempotent."""
+    """Store every turn of the given files (`-` = stdin) as episodes; idempotent. A turn
+    that `prune` forgot is skipped, unless `allow_forgotten` lets it back."""
     started = time.perf_counter()
     mem.check_embedder()
     plans = _read_all(mem, paths, fmt, skip_invalid, stdin)
-    return store_plans(mem, plans, progress or NoProgress(), started)
+    return store_plans(mem, plans, progress or NoProgress(), started, allow_forgotten)
+
+
+def _plan_new(mem: MemoryBase, plan: _Plan, allow_forgotten: bool) -> None:
+    """Find the plan's turns the space does not hold, and those among them it forgot."""
+    store, space = mem.store, mem.space
+    present = store.existing_keys(space, "episode", plan.keys)
+    plan.forgotten = store.forgotten_keys(space, [k for k in plan.keys if k not in present])
+    skip = present if allow_forgotten else present | plan.forgotten
+    plan.new_index = [i for i, k in enumerate(plan.keys) if k not in skip]
 
 
 def _mask_secrets(plans: list[_Plan]) -> int:
@@ -250,29 +276,41 @@ def _mask_secrets(plans: list[_Plan]) -> int:
 
 
 def store_plans(
-    mem: MemoryBase, plans: list[_Plan], progress: Progress, started: float
+    mem: MemoryBase,
+    plans: list[_Plan],
+    progress: Progress,
+    started: float,
+    allow_forgotten: bool = False,
 ) -> IngestReport:
     """Embed and write the planned sources' new episodes, one transaction per source."""
     report = IngestReport(files=[p.source.name for p in plans])
     for plan in plans:
-        present = mem.store.existing_keys(mem.space, "episode", plan.keys)
-        plan.new_index = [i for i, k in enumerate(plan.keys) if k not in present]
+        _plan_new(mem, plan, allow_forgotten)
         report.invalid += plan.invalid
         report.warnings += plan.source.warnings
     if mem.cfg.ingest.mask_secrets:
         report.secrets_masked = _mask_secrets(plans)
-    vectors, report.embed_seconds = _embed_new(mem, plans, progress)
-    offset = 0
+    total = sum(len(p.new_index) for p in plans)
+    shown = mem.embedder is not None and total > 0
+    if shown:
+        progress.start("embedding turns", total)
     sessions: set[str] = set()
+    # File by file, each embedded then committed: work cut short (Ctrl-C, a model server
+    # gone) keeps the files before it, and running the same command again does the rest.
     for plan in plans:
         if not plan.source.records:  # an empty file leaves no trace
             continue
-        count = len(plan.new_index)
-        inserted, touched = _write(mem, plan, vectors[offset : offset + count])
-        offset += count
-        report.new += inserted
-        report.skipped += len(plan.episodes) - inserted
-        sessions |= touched
+        vectors, seconds = _embed_plan(mem, plan, progress)
+        report.embed_seconds += seconds
+        written = _write(mem, plan, vectors, allow_forgotten)
+        forgotten = 0 if allow_forgotten else sum(k in plan.forgotten for k in plan.keys)
+        report.new += written.inserted
+        report.forgotten += forgotten
+        report.restored += written.restored
+        report.skipped += len(plan.episodes) - written.inserted - forgotten
+        sessions |= written.sessions
+    if shown:
+        progress.finish()
     report.sessions = len(sessions)
     report.seconds = time.perf_counter() - started
     return report

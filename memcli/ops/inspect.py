@@ -29,6 +29,7 @@ class StoreStats(TypedDict):
     edges: dict[str, int]  # edge type -> count
     sessions: int
     sources: int
+    forgotten: int  # turns pruned and kept from coming back (tombstones)
     spaces: list[str]
     embedding: EmbeddingInfo
     bytes: int
@@ -76,6 +77,7 @@ def stats(mem: MemoryBase) -> StoreStats:
         "edges": store.count_edges(mem.space),
         "sessions": store.count_sessions(mem.space),
         "sources": len(store.sources(mem.space)),
+        "forgotten": store.count_forgotten(mem.space),
         "spaces": store.spaces(),
         "embedding": {
             "provider": provider,
@@ -99,8 +101,8 @@ _PENDING_KIND = {
     "supersede": "fact",
     "reflect": "fact",
 }
-_RUN_FIELDS = ("status", "started_at", "finished_at", "items", "nodes", "edges", "llm_calls")
-_RUN_FIELDS += ("cache_hits", "prompt_tokens", "completion_tokens", "failures")
+_RUN_FIELDS = ("status", "started_at", "finished_at", "items", "nodes", "edges", "llm_calls",
+               "cache_hits", "prompt_tokens", "completion_tokens", "failures")  # fmt: skip
 
 
 def consolidation_health(mem: MemoryBase) -> dict[str, Any]:
@@ -143,12 +145,28 @@ def blocked_stages(mem: MemoryBase) -> dict[str, str]:
     return blocked
 
 
-def _neighbours(store: Store, node: Node) -> list[dict[str, Any]]:
-    """The node's edges, each with the node at its other end (text shortened)."""
-    edges = store.edges_of([node.id])
+def _neighbours(
+    store: Store, node: Node, per_type: int | None = None
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The node's edges, each with the node at its other end (text shortened); with
+    `per_type`, at most that many of each edge type and direction, and how many of each
+    were left out."""
+    edges = sorted(store.edges_of([node.id]), key=lambda e: (e.type, e.src, e.dst))
+    left_out: dict[str, int] = {}
+    if per_type is not None:
+        kept: list[Any] = []
+        seen: dict[str, int] = {}
+        for e in edges:
+            key = f"{e.type} {'out' if e.src == node.id else 'in'}"
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] <= per_type:
+                kept.append(e)
+            else:
+                left_out[key] = left_out.get(key, 0) + 1
+        edges = kept
     others = store.nodes_by_ids(e.dst if e.src == node.id else e.src for e in edges)
     neighbours = []
-    for e in sorted(edges, key=lambda e: (e.type, e.src, e.dst)):
+    for e in edges:
         other = others.get(e.dst if e.src == node.id else e.src)
         if other is None:
             continue
@@ -163,7 +181,7 @@ def _neighbours(store: Store, node: Node) -> list[dict[str, Any]]:
                 **({"props": e.props} if e.props else {}),
             }
         )
-    return neighbours
+    return neighbours, left_out
 
 
 def _provenance(store: Store, node: Node) -> Provenance:
@@ -179,9 +197,18 @@ def _provenance(store: Store, node: Node) -> Provenance:
 
 def node_view(mem: MemoryBase, public_id: str) -> NodeView:
     """A node's fields and props, its edges with the node at the other end, and provenance."""
+    return node_window(mem, public_id)[0]
+
+
+def node_window(
+    mem: MemoryBase, public_id: str, per_type: int | None = None
+) -> tuple[NodeView, dict[str, int]]:
+    """`node_view` with at most `per_type` neighbours of each edge type and direction
+    (all when None), and how many of each ("TYPE in|out") were left out."""
     store = mem.store
     node = store.node_by_public_id(public_id, mem.space)
-    return {
+    neighbours, left_out = _neighbours(store, node, per_type)
+    view: NodeView = {
         "node_id": node.node_id,
         "kind": node.kind,
         "space": node.space,
@@ -195,6 +222,7 @@ def node_view(mem: MemoryBase, public_id: str) -> NodeView:
         "status": node.status,
         "created_at": node.created_at,
         "props": node.props,
-        "neighbours": _neighbours(store, node),
+        "neighbours": neighbours,
         "provenance": _provenance(store, node),
     }
+    return view, left_out

@@ -138,7 +138,7 @@ class MemoryPage:
 
 def list_memories(mem: MemoryBase, query: ListQuery) -> MemoryPage:
     """The page of the space's memories that `query` asks for, newest first."""
-    from memcli.ops.prune import match_sources
+    from memcli.ops.sources import match_sources
 
     query.check()
     store, space = mem.store, mem.space

@@ -13,8 +13,6 @@ goes, every derived node left without support goes too (see memcli.store.prune).
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from memcli.dates import as_utc, parse_iso
 from memcli.errors import DatabaseError, NotFound, UsageError
 from memcli.models import KIND_PREFIX, PruneReport, node_public_id, parse_node_id, typed_node_id
+from memcli.ops.sources import match_sources
 from memcli.text import one_line, truncate
 
 if TYPE_CHECKING:
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
 
 _DURATION = re.compile(r"\s*(\d+)\s*(min|h|d|w|mo|y)\s*")
 _UNITS = "min (minutes), h (hours), d (days), w (weeks), mo (months), y (years)"
-SHA_PREFIX_MIN = 8
 EXAMPLES_PER_KIND = 3
 
 
@@ -165,55 +163,6 @@ class _Plan:
     kept_shared: int = 0
 
 
-def _file_sha256(path: str) -> str | None:
-    """The sha256 of an existing file's bytes (as ingest records it), None when unreadable."""
-    if not os.path.isfile(path):
-        return None
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-    except OSError:
-        return None
-    return digest.hexdigest()
-
-
-def match_sources(store: Store, space: str, specs: tuple[str, ...]) -> set[int]:
-    """Source ids for paths (as stored or absolute), the content of an existing file (so
-    any name of the same bytes works), or sha256 prefixes; NotFound otherwise."""
-    rows = store.sources(space)
-    chosen: set[int] = set()
-    for spec in specs:
-        wanted = spec.strip().lower()
-        content = _file_sha256(spec)
-        hits = [
-            r
-            for r in rows
-            if r["path"] == spec
-            or os.path.abspath(r["path"]) == os.path.abspath(spec)
-            or r["sha256"] == content
-            or (len(wanted) >= SHA_PREFIX_MIN and r["sha256"].startswith(wanted))
-        ]
-        if len(hits) != 1:
-            raise _unmatched_source(spec, hits, rows, space)
-        chosen.add(hits[0]["id"])
-    return chosen
-
-
-def _unmatched_source(spec: str, hits: list[Any], rows: list[Any], space: str) -> NotFound:
-    """NotFound for a --source naming no source or several, with the candidates."""
-    listed = "\n".join(f"  {r['sha256'][:12]}  {r['path']}" for r in (hits or rows)[:10])
-    what = "matches several sources" if hits else f"matches no source in space {space!r}"
-    fix = "pass the path as ingested, a file with the same content, or a sha256 prefix (8+)"
-    if hits:  # e.g. a log ingested again after it grew: every version is a source
-        every = " ".join(f"--source {r['sha256'][:SHA_PREFIX_MIN]}" for r in hits[:10])
-        fix = f"pass one sha256 prefix, or all of them ({every})"
-    return NotFound(
-        f"--source {spec!r} {what}" + (f"; candidates:\n{listed}" if listed else ""), fix=fix
-    )
-
-
 def _selected_episodes(
     store: Store, space: str, sel: Selection, source_ids: set[int] | None, now: datetime
 ) -> set[int]:
@@ -332,6 +281,7 @@ def _fill_report(store: Store, plan: _Plan, report: PruneReport, space: str) -> 
     paths = {r["id"]: r["path"] for r in store.sources(space)}
     report.sources = [paths[s] for s in sorted(plan.sources) if s in paths]
     report.kept_shared = plan.kept_shared
+    report.forgotten = len(store.turn_keys(space, plan.nodes))
 
 
 def _apply(mem: MemoryBase, plan: _Plan, sel: Selection) -> int:
@@ -339,6 +289,8 @@ def _apply(mem: MemoryBase, plan: _Plan, sel: Selection) -> int:
     store = mem.store
     bridges = store.next_bridges(plan.nodes)
     store.unlink_sources(plan.unlink)
+    # Tombstones (content keys, no text) keep the turns from being stored again.
+    store.record_forgotten(mem.space, plan.nodes)
     store.delete_nodes(sorted(plan.nodes))
     store.add_edges(mem.space, bridges)
     store.delete_sources(plan.sources)

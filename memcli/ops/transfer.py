@@ -99,9 +99,14 @@ def export_space(mem: MemoryBase, out: TextIO, *, vectors: bool = False) -> dict
             ends = {"src": public[row["src"]], "dst": public[row["dst"]]}
             _write(out, {"record": "edge", **row, **ends, "props": _json(row["props"])})
             edges += 1
-        for word, blob in store.word_vector_rows(space) if vectors else ():
-            _write(out, {"record": "word", "word": word, "vector": fmt.encode_vector(blob)})
+        for word, blob in store.word_vector_rows(space):
+            vector = {"vector": fmt.encode_vector(blob)} if vectors else {}
+            _write(out, {"record": "word", "word": word, **vector})
+        forgotten = store.forgotten_rows(space)
+        for key, when in forgotten:
+            _write(out, {"record": "forgotten", "key": key, "forgotten_at": when})
     counts = {"sources": len(sources), "nodes": len(nodes), "edges": edges}
+    counts["forgotten"] = len(forgotten)
     _write(out, {"record": "end", **counts})
     return counts
 
@@ -162,6 +167,10 @@ class ImportReport:
     embedded: int = 0  # vectors made by the configured embedder
     vectors_from_file: int = 0
     words_embedded: int = 0  # words of the new turns embedded (the file had no vector)
+    forgotten: int = 0  # turns the space had forgotten, left out
+    forgotten_derived: int = 0  # memories derived only from those, left out
+    tombstones: int = 0  # tombstones of forgotten turns the file brought
+    restored: int = 0  # forgotten turns imported as asked (allow_forgotten)
     seconds: float = 0.0
 
     @property
@@ -220,10 +229,9 @@ def _write_plan(
 ) -> tuple[int, int]:
     """Write the planned rows in one transaction; return (new edges, new sources)."""
     store, space = mem.store, mem.space
-    sources = dict(plan.sources)
+    sources: dict[int, int] = {}
     for sid, target in plan.sources.items():
-        if target is None:
-            sources[sid] = store.put_source_row(space, dump.sources[sid])
+        sources[sid] = store.put_source_row(space, dump.sources[sid]) if target is None else target
     store.put_node_rows(space, rows)
     edges = store.put_edge_rows(space, edge_rows(dump, plan))
     store.link_sources(
@@ -238,6 +246,8 @@ def _write_plan(
         store.ensure_vectors(dim)
         store.put_vectors((nid, space, kind, vec) for nid, kind, vec in vectors)
     mem.record_embedder(dim)
+    store.put_forgotten(space, plan.tombstones)
+    store.allow_again(space, plan.restored)
     return edges, sum(1 for t in plan.sources.values() if t is None)
 
 
@@ -266,11 +276,15 @@ def _store_plan(
         if report.embedded:
             entities = {i for i, kind, _ in vectors if kind == "entity"}
             restore_profiles(mem, dict.fromkeys(entities, space))
-        if dump.words and _same_embedder(mem, dump):
-            store.put_word_vectors(space, [(w, _floats(v)) for w, v in dump.words.items()])
+        if _same_embedder(mem, dump):
+            given = [(w, _floats(v)) for w, v in dump.words.items() if v is not None]
+            store.put_word_vectors(space, given)
     if mem.embedder is not None:  # the words the file brought no vector for
+        # Only the words the exported space had embedded: a store that was only ingested
+        # has none, and embedding them here would make the copy find other related words.
+        among = list(dump.words) if dump.lists_words else None
         report.words_embedded = embed_words(
-            store, space, mem.embedder, mem.record_embedder, progress
+            store, space, mem.embedder, mem.record_embedder, progress, among=among
         )
 
 
@@ -296,6 +310,7 @@ def import_dump(
     dry_run: bool,
     stdin: BinaryIO | None,
     progress: Progress | None,
+    allow_forgotten: bool = False,
 ) -> ImportReport:
     """Add a dump's memories to the space; everything is checked before anything is written
     (the defaults are `Memory.import_dump`'s)."""
@@ -308,9 +323,11 @@ def import_dump(
     mem.check_embedder()
     store, space = mem.store, mem.space
     _check_columns(store, dump)
-    plan = make_plan(store, space, dump, episodes_only)
+    plan = make_plan(store, space, dump, episodes_only, allow_forgotten)
     rows = node_rows(dump, plan)
     report = ImportReport(name, dump.header.get("space"), space, dry_run)
+    report.forgotten, report.forgotten_derived = len(plan.forgotten), len(plan.forgotten_derived)
+    report.tombstones, report.restored = len(plan.tombstones), len(plan.restored)
     for row in rows:
         report.new[row["kind"]] = report.new.get(row["kind"], 0) + 1
     report.existing, report.left_out = plan.existing(dump), plan.left_out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
@@ -47,7 +48,7 @@ def counts_table(title: str, counts: dict[str, int], key: str) -> Table:
     return table
 
 
-def show_record(out: Output, result: dict[str, Any], verb: str) -> None:
+def show_record(out: Output, result: Mapping[str, Any], verb: str) -> None:
     """A small result dict as JSON, or as `verb: key=value ...` (a report of what was
     done: nothing under -q)."""
     if out.json:

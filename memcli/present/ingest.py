@@ -26,12 +26,18 @@ def show_ingest(out: Output, report: IngestReport) -> None:
         line += f" in {report.sessions} {noun(report.sessions, 'session')}"
     if report.skipped:
         line += f", {report.skipped} already stored"
+    if report.forgotten:
+        line += f", {report.forgotten} forgotten earlier, not stored again"
+    if report.restored:
+        line += f", {report.restored} forgotten earlier, stored again"
     if report.invalid:
         line += f", {report.invalid} invalid {noun(report.invalid, 'record')} skipped"
     if report.secrets_masked:
         line += f", {report.secrets_masked} {noun(report.secrets_masked, 'secret')} masked"
     line += f" ({files} {noun(files, 'file')}, {report.seconds:.1f} s)"
     out.text(line)
+    if report.forgotten:
+        out.info("pruned turns stay forgotten; --allow-forgotten stores them again")
 
 
 def show_added(out: Output, report: AddReport) -> None:
@@ -39,6 +45,10 @@ def show_added(out: Output, report: AddReport) -> None:
     (as for ingest: --json gives the id to a script that wants quiet)."""
     if out.json:
         out.record(report.to_dict())
+        return
+    if report.forgotten:
+        out.text(f"forgotten earlier, not stored again (session {report.session})")
+        out.info("pass --allow-forgotten to store it again")
         return
     if out.quiet:
         return

@@ -4,6 +4,7 @@ exported documents."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
@@ -15,16 +16,19 @@ if TYPE_CHECKING:
     from memcli.present.output import Output
 
 
-def show_stats(out: Output, stats: dict[str, Any]) -> None:
+def show_stats(out: Output, stats: Mapping[str, Any]) -> None:
     """`memcli inspect` for people."""
     if out.json:
         out.record(stats)
         return
     emb, sources, sessions = stats["embedding"], stats["sources"], stats["sessions"]
+    held = f"{sources} {noun(sources, 'source')}, {sessions} {noun(sessions, 'session')}"
+    if stats.get("forgotten"):
+        held += f", {stats['forgotten']:,} forgotten {noun(stats['forgotten'], 'turn')}"
     out.text(
         f"database  {stats['db']} ({stats['bytes']:,} bytes)\n"
         f"space     {stats['space']} (all spaces: {', '.join(stats['spaces']) or '-'})\n"
-        f"sources   {sources} {noun(sources, 'source')}, {sessions} {noun(sessions, 'session')}\n"
+        f"sources   {held}\n"
         f"embedding {emb['provider']}"
         + (f" {emb['model']}" if emb["model"] else "")
         + (f" ({emb['dim']} dims)" if emb["dim"] else "")
@@ -80,7 +84,7 @@ def consolidation_health(health: dict[str, Any]) -> Table:
     return table
 
 
-def show_node(out: Output, view: dict[str, Any]) -> None:
+def show_node(out: Output, view: Mapping[str, Any]) -> None:
     """`memcli inspect node ID` for people."""
     if out.json:
         out.record(view)

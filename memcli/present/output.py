@@ -9,6 +9,7 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -76,7 +77,7 @@ class Output:
         self.err = _Console(file=self.stderr, highlight=False, soft_wrap=True)
         self.out = _Console(file=self.stdout, highlight=False, soft_wrap=True, no_color=json_mode)
 
-    def record(self, obj: dict[str, Any]) -> None:
+    def record(self, obj: Mapping[str, Any]) -> None:
         """One JSON object on one line of stdout."""
         self.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
         self.stdout.flush()

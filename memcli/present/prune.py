@@ -30,6 +30,12 @@ def show_prune(out: Output, report: PruneReport) -> None:
         lines.append(f"kept {n:,} {noun(n, 'episode')} that another source also holds")
     if report.cache_entries:
         lines.append(f"{report.cache_entries:,} cached model replies dropped")
+    if report.forgotten:
+        n, will = report.forgotten, "would stay" if report.dry_run else "stay"
+        lines.append(
+            f"{n:,} {noun(n, 'turn')} {will} forgotten: ingesting them again skips them "
+            "(ingest --allow-forgotten stores them again)"
+        )
     if report.examples:
         lines.append("examples:")
         lines += [f"  {e['node_id']:<8} {e['kind']:<10} {e['text']}" for e in report.examples]

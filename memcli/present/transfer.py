@@ -13,8 +13,11 @@ def show_export(out: Output, counts: dict[str, int], path: str | None) -> None:
     """What an export wrote: a record (or line) on stdout with -o, else a line on stderr."""
     line = (
         f"exported {_n(counts['nodes'], 'memory', 'memories')}, {_n(counts['edges'], 'edge')} "
-        f"and {_n(counts['sources'], 'source')}" + (f" to {path}" if path else "")
+        f"and {_n(counts['sources'], 'source')}"
     )
+    if counts.get("forgotten"):
+        line += f" (and {_n(counts['forgotten'], 'forgotten turn')}, as tombstones)"
+    line += f" to {path}" if path else ""
     if path is None:
         out.info(line)  # stdout carries the dump itself
     elif out.json:
@@ -44,6 +47,14 @@ def show_import(out: Output, report: ImportReport) -> None:
         line += f"; {sum(report.existing.values()):,} already stored"
     if report.left_out:
         line += f"; {report.left_out:,} derived memories left out (--episodes-only)"
+    if report.forgotten:
+        line += f"; {report.forgotten:,} forgotten earlier, not stored again"
+        if report.forgotten_derived:
+            line += f" (with {_n(report.forgotten_derived, 'memory', 'memories')} made from them)"
+    if report.restored:
+        line += f"; {report.restored:,} forgotten earlier, stored again"
+    if report.tombstones:
+        line += f"; {_n(report.tombstones, 'forgotten turn')} recorded"
     if report.total and report.ids == "renumbered":
         line += "; new ids given (the file's were taken)"
     if report.embedded:

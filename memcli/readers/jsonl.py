@@ -199,7 +199,8 @@ def json_type(value: Any) -> str:
         return "a boolean"
     if isinstance(value, (int, float)):
         return "a number"
-    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), "a value")
+    names: dict[type, str] = {str: "a string", list: "an array", dict: "an object"}
+    return names.get(type(value), "a value")
 
 
 def load_document(text: str) -> Any:

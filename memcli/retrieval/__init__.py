@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import ConfigError, did_you_mean
-from memcli.models import Hit
+from memcli.models import Hit, node_public_id
 
 if TYPE_CHECKING:
     from memcli.config import RetrievalConfig
     from memcli.llm import Embedder
+    from memcli.retrieval.explain import Explanation
     from memcli.store import Store
 
 Retriever = Callable[["SearchContext", str, int], list[Hit]]
@@ -67,13 +68,18 @@ def get_retriever(name: str) -> Retriever:
 
 @dataclass
 class SearchContext:
-    """What a strategy may use: the store, the space, the embedder and the settings."""
+    """What a strategy may use: the store, the space, the embedder and the settings.
+
+    With `explain`, a strategy that can says why each hit ranked (memcli.retrieval.explain)
+    through `explained`, and `hits` hands that on with the hits."""
 
     store: Store
     space: str
     embedder: Embedder | None
     cfg: RetrievalConfig
+    explain: bool = False
     _vectors: dict[str, Any] = field(default_factory=dict)
+    _why: dict[int, tuple[dict[str, float], list[int]]] = field(default_factory=dict)
 
     def query_vector(self, text: str) -> Any:
         """The query's embedding (computed once per text), or None without an embedder."""
@@ -90,10 +96,34 @@ class SearchContext:
         if todo and self.embedder is not None:
             self._vectors.update(zip(todo, self.embedder.embed(todo), strict=True))
 
+    def explained(self, order: Sequence[tuple[int, float]], notes: Sequence[Explanation]) -> None:
+        """Keep why each ranked (node id, score) scored so: from the first of the scoring
+        passes `notes` that gave it that very score; a score no pass gave it is a standing
+        rule moved to the top (memcli.retrieval.rules)."""
+        for node_id, score in order:
+            note = next((n for n in notes if n.score.get(node_id) == score), None)
+            if note is None:
+                self._why[node_id] = ({"rule_lead": score}, [])
+            else:
+                self._why[node_id] = (note.why[node_id], note.via.get(node_id, []))
+
     def hits(self, scored: Sequence[tuple[int, float]], k: int | None = None) -> list[Hit]:
-        """Turn (node id, score) pairs, best first, into Hits with provenance filled in."""
+        """Turn (node id, score) pairs, best first, into Hits with provenance filled in
+        (and why they ranked, when the strategy said so)."""
         chosen = list(scored if k is None else scored[:k])
         nodes = self.store.nodes_by_ids(i for i, _ in chosen)
         derived = [i for i, _ in chosen if i in nodes and nodes[i].kind != "episode"]
         sources = self.store.sources_of(derived) if derived else {}
-        return [Hit(nodes[i], score, sources.get(i, [])) for i, score in chosen if i in nodes]
+        hits = [Hit(nodes[i], score, sources.get(i, [])) for i, score in chosen if i in nodes]
+        if self._why:
+            self._attach_why(hits)
+        return hits
+
+    def _attach_why(self, hits: list[Hit]) -> None:
+        steps = {i for h in hits for i in self._why.get(h.node.id, ({}, []))[1]}
+        kinds = self.store.kinds_of(list(steps)) if steps else {}
+        for hit in hits:
+            if hit.node.id in self._why:
+                why, via = self._why[hit.node.id]
+                hit.why = dict(why)
+                hit.via = [node_public_id(kinds[i], i) for i in via if i in kinds]

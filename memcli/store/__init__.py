@@ -7,6 +7,7 @@
     Words       the words of turns, counted and embedded                (words.py)
     Nodes       nodes, sources and their links; keeps both search tables in step
     Pruning     forgetting: selection, cascade, removal                 (prune.py)
+    Forgotten   tombstones of forgotten turns, so they stay forgotten   (forgotten.py)
     Listing     filtered, paged browsing for `memcli list`              (listing.py)
     Transfer    whole-space reads and id-keeping writes: export/import  (transfer.py)
     Edges, Work, Stats   edges; cache, runs, marks, locks; counts
@@ -17,9 +18,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memcli.errors import DatabaseError
+from memcli.errors import DatabaseError, NotFound
 from memcli.store.db import connect, connect_read_only, read_only_reason, refuse_foreign
 from memcli.store.edges import Edges
+from memcli.store.forgotten import Forgotten
 from memcli.store.listing import Listing
 from memcli.store.migrations import migrate, pending_migrations
 from memcli.store.prune import Pruning
@@ -30,17 +32,37 @@ from memcli.store.work import CONSOLIDATION_LOCK, Work
 __all__ = ["CONSOLIDATION_LOCK", "Store", "open_store"]
 
 
-class Store(Pruning, Listing, Transfer, Edges, Work, Stats):
+class Store(Pruning, Forgotten, Listing, Transfer, Edges, Work, Stats):
     """A migrated connection to one memcli database file."""
 
 
-def open_store(path: str | os.PathLike[str]) -> Store:
+#: Why a store opened with `read_only=True` refuses writes (ReadOnlyStore's message).
+READ_ONLY_ASKED = "it was opened for reading only"
+
+
+def open_store(path: str | os.PathLike[str], read_only: bool = False) -> Store:
     """Open or create the store at `path` and bring its schema up to date. A file this
-    process may not write is opened read-only: reads work, writes raise ReadOnlyStore."""
+    process may not write, or any file when `read_only` (which must exist then), is opened
+    read-only: SQLite refuses every write, and the store's own raise ReadOnlyStore."""
     target = Path(path).expanduser()
     refuse_foreign(target)
-    read_only = read_only_reason(target)
-    conn = connect(target) if read_only is None else connect_read_only(target)
+    read_only_why = read_only_reason(target)
+    if read_only and read_only_why is None:
+        if not target.is_file():
+            raise NotFound(f"no memory store at {target}", fix="check --db / MEMCLI_DB")
+        read_only_why = READ_ONLY_ASKED
+    return _opened(target, read_only_why)
+
+
+def _opened(target: Path, read_only: str | None) -> Store:
+    """The store at `target`, opened for writing unless `read_only` says why not."""
+    new = not target.exists()
+    try:
+        conn = connect(target) if read_only is None else connect_read_only(target)
+    except BaseException:
+        if new:  # e.g. a full disk: no empty file left where a store was to be
+            _remove_new(target)
+        raise
     try:
         if read_only is not None and pending_migrations(conn):
             raise DatabaseError(
@@ -51,5 +73,13 @@ def open_store(path: str | os.PathLike[str]) -> Store:
         migrate(conn)
     except BaseException:
         conn.close()
+        if new:
+            _remove_new(target)
         raise
     return Store(conn, target, read_only)
+
+
+def _remove_new(target: Path) -> None:
+    """Remove a store file this process was creating, with SQLite's files beside it."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Iterator
@@ -9,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memcli.errors import DatabaseError
+from memcli.errors import DatabaseError, DiskFull
 from memcli.store import sql
 
 if TYPE_CHECKING:
@@ -33,6 +34,38 @@ def wrap(conn: Any) -> Database:
     from sqlite_utils import Database
 
     return Database(conn, recursive_triggers=False, execute_plugins=False)
+
+
+NO_ROOM_BYTES = 1 << 20  # less free space than this: an I/O error is taken for a full disk
+
+
+def disk_full(exc: BaseException, path: str | Path | None = None) -> bool:
+    """Whether an error says the file system is out of space: SQLite's SQLITE_FULL, ENOSPC
+    from the OS, or an I/O error on a disk (the one holding `path`) with next to no room
+    left (SQLite reports a -shm file it cannot extend so)."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name == "SQLITE_FULL" or (not name and "database or disk is full" in str(exc)):
+        return True
+    io_error = name.startswith("SQLITE_IOERR") or (not name and "disk I/O error" in str(exc))
+    return io_error and path is not None and _no_room(Path(path))
+
+
+def _no_room(path: Path) -> bool:
+    try:
+        fs = os.statvfs(path.absolute().parent)
+    except OSError:
+        return False
+    return fs.f_bavail * fs.f_frsize < NO_ROOM_BYTES
+
+
+def _main_file(conn: Any) -> str:
+    """The path of the connection's database file, for messages."""
+    try:
+        return next((str(r[2]) for r in conn.execute(sql.DATABASE_LIST) if r[1] == "main"), "")
+    except Exception:  # a message detail, never worth a second error
+        return ""
 
 
 def _create_private(path: Path) -> None:
@@ -60,6 +93,8 @@ def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
             str(target), timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
     except OSError as exc:
+        if disk_full(exc):
+            raise DiskFull(target, "there is no room to create the store") from None
         reason = f"{exc.strerror}: {exc.filename}" if exc.strerror else str(exc)
         raise _cannot_open(target, reason) from None
     except sqlite3.Error as exc:
@@ -72,6 +107,8 @@ def connect(path: str | Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any:
             conn.execute(pragma)
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if disk_full(exc, target):
+            raise DiskFull(target, "there is no room to open the store") from None
         if not _not_a_database(exc):
             raise _cannot_open(target, str(exc)) from None
         raise _not_memcli(target, exc) from None
@@ -239,12 +276,25 @@ def transaction(conn: Any, retries: int = 3) -> Iterator[Any]:
             time.sleep(0.2 * (attempt + 1))
     try:
         yield conn
-    except BaseException:
-        conn.execute(sql.ROLLBACK)
+    except BaseException as exc:
+        _roll_back(conn)
+        path = _main_file(conn)
+        if disk_full(exc, path or None):
+            raise DiskFull(path) from None
         raise
     else:
         try:
             conn.execute(sql.COMMIT)
         except sqlite3.OperationalError as exc:
-            conn.execute(sql.ROLLBACK)
+            _roll_back(conn)
+            path = _main_file(conn)
+            if disk_full(exc, path or None):
+                raise DiskFull(path) from None
             raise DatabaseError(f"commit failed: {exc}") from None
+
+
+def _roll_back(conn: Any) -> None:
+    """Roll back the open transaction, if SQLite has not done so itself (it does after a
+    failed write such as a full disk: ROLLBACK would then fail with "no transaction")."""
+    if conn.in_transaction:
+        conn.execute(sql.ROLLBACK)

@@ -135,3 +135,14 @@ def m006_words(db: Database) -> None:
     for space, table in search_tables.text_tables(db):
         texts = (str(r[0]) for r in db.execute(ddl.m006_turn_texts(table)).fetchall())
         count_words(db.conn, space, texts, 1)
+
+
+@migration
+def m007_forgotten(db: Database) -> None:
+    """Tombstones of forgotten turns: the content key of each turn `prune` removed, and no
+    text, so that ingesting its file again does not store it again (memcli.store.forgotten)."""
+    db.table("forgotten").create(
+        {"space": str, "key": str, "forgotten_at": str},
+        pk=("space", "key"),
+        not_null={"space", "key", "forgotten_at"},
+    )

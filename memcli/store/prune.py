@@ -20,10 +20,10 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from memcli.errors import DatabaseError
+from memcli.errors import DatabaseError, DiskFull
 from memcli.models import Edge
 from memcli.store import sql
-from memcli.store.db import sqlite_module
+from memcli.store.db import disk_full, sqlite_module
 from memcli.store.nodes import Nodes
 
 # Edge types whose source end is the derived node and whose target is what it came from.
@@ -51,6 +51,19 @@ def support_pairs(rows: Iterable[tuple[int, int, str, str, str]]) -> Iterator[tu
                 yield dst, src
             if src_kind in HUB_KINDS and src_kind != dst_kind:
                 yield src, dst
+
+
+def next_bridges(nxt: dict[int, int], removed: set[int]) -> list[tuple[int, int]]:
+    """(src, dst) NEXT links that join a chain (src -> its next) across removed links."""
+    bridges = []
+    for src, dst in nxt.items():
+        if src in removed or dst not in removed:
+            continue
+        while dst in removed and dst in nxt:
+            dst = nxt[dst]
+        if dst not in removed:
+            bridges.append((src, dst))
+    return bridges
 
 
 class Pruning(Nodes):
@@ -100,7 +113,8 @@ class Pruning(Nodes):
         belief_below: float | None = None,
     ) -> set[int]:
         """Ids of the space's nodes meeting every given condition."""
-        where, args = ["space = ?"], [space]
+        where: list[str] = ["space = ?"]
+        args: list[Any] = [space]
         if ids is not None:
             where.append(sql.in_json("id"))
             args.append(_ids(ids))
@@ -189,15 +203,7 @@ class Pruning(Nodes):
         where = f"type = 'NEXT' AND ({sql.in_json('src')} OR {sql.in_json('dst')})"
         rows = self.table("edges").rows_where(where, [ids, ids], select="src, dst")
         nxt = {int(row["src"]): int(row["dst"]) for row in rows}
-        bridges = []
-        for src, dst in nxt.items():
-            if src in removed or dst not in removed:
-                continue
-            while dst in removed and dst in nxt:
-                dst = nxt[dst]
-            if dst not in removed:
-                bridges.append(Edge(src, dst, "NEXT"))
-        return bridges
+        return [Edge(src, dst, "NEXT") for src, dst in next_bridges(nxt, removed)]
 
     # -- removing ----------------------------------------------------------------------
 
@@ -242,6 +248,9 @@ class Pruning(Nodes):
             self.conn.execute(sql.VACUUM)
             busy, _, _ = self.conn.execute(sql.WAL_TRUNCATE).fetchone()
         except sqlite3.OperationalError as exc:
+            if disk_full(exc):
+                what = "the vacuum needs room for a copy of the store, and was not done"
+                raise DiskFull(self.path, what) from None
             raise DatabaseError(
                 f"could not vacuum the database: {exc}",
                 fix="run `memcli prune --vacuum --yes` again once other memcli processes finish",

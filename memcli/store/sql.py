@@ -43,6 +43,7 @@ COMMIT = "COMMIT"
 ROLLBACK = "ROLLBACK"
 VACUUM = "VACUUM"
 USER_VERSION = "PRAGMA user_version"
+DATABASE_LIST = "PRAGMA database_list"
 DATA_VERSION = "PRAGMA data_version"  # moves when another connection commits
 SET_USER_VERSION = "PRAGMA user_version = {:d}"  # pragmas take no bound parameters
 BUSY_TIMEOUT = "PRAGMA busy_timeout = {:d}"
@@ -203,6 +204,14 @@ SPACES = "SELECT DISTINCT space FROM nodes ORDER BY 1"
 COUNT_KINDS = "SELECT kind, COUNT(*) FROM nodes WHERE space = ? GROUP BY kind ORDER BY kind"
 COUNT_EDGE_TYPES = "SELECT type, COUNT(*) FROM edges WHERE space = ? GROUP BY type ORDER BY type"
 COUNT_SESSIONS = "SELECT COUNT(DISTINCT session) FROM nodes WHERE space = ? AND kind = 'episode'"
+# Sessions by when they began (a session without dates by when it was stored); the index
+# nodes_session (space, session, seq) serves the grouping.
+SESSIONS_PAGE = (
+    "SELECT session, MIN(COALESCE(timestamp, created_at)) AS first,"
+    " MAX(COALESCE(timestamp, created_at)) AS last, COUNT(*) AS turns"
+    " FROM nodes WHERE space = ? AND kind = 'episode' AND session IS NOT NULL"
+    " GROUP BY session ORDER BY first, session LIMIT ? OFFSET ?"
+)
 EPISODES_OF_SOURCES = f"id IN (SELECT node FROM node_sources WHERE {in_json('source')})"
 SESSION_NAMES = (
     "SELECT DISTINCT session FROM nodes WHERE space = ? AND kind = 'episode'"
@@ -295,6 +304,8 @@ LAST_RUNS = (
     " GROUP BY stage) ORDER BY id"
 )
 RUN_EXTRAS = "SELECT extra FROM runs WHERE space = ? AND stage = ?"
+RUNS_PAGE = "SELECT * FROM runs WHERE space = ? ORDER BY id DESC LIMIT ? OFFSET ?"
+RUNS_COUNT = "SELECT COUNT(*) FROM runs WHERE space = ?"
 RUNS_INTERRUPTED = (
     "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE space = ? AND status = 'running'"
 )
@@ -327,9 +338,15 @@ WORDS_ADD = (
 )
 WORDS_TAKE = "UPDATE words SET turns = turns - ? WHERE space = ? AND word = ?"
 WORDS_DROP_UNUSED = "DELETE FROM words WHERE space = ? AND turns <= 0"
-WORDS_UNEMBEDDED = "SELECT word FROM words WHERE space = ? AND vector IS NULL ORDER BY word LIMIT ?"
+_WORDS_AMONG = "(?2 IS NULL OR word IN (SELECT value FROM json_each(?2)))"
+WORDS_UNEMBEDDED = (
+    f"SELECT word FROM words WHERE space = ?1 AND vector IS NULL AND {_WORDS_AMONG}"
+    " ORDER BY word LIMIT ?3"
+)
 WORDS_SPACES = "SELECT DISTINCT space FROM words ORDER BY space"
-WORDS_UNEMBEDDED_COUNT = "SELECT count(*) FROM words WHERE space = ? AND vector IS NULL"
+WORDS_UNEMBEDDED_COUNT = (
+    f"SELECT count(*) FROM words WHERE space = ?1 AND vector IS NULL AND {_WORDS_AMONG}"
+)
 WORDS_PUT_VECTOR = "UPDATE words SET vector = ? WHERE space = ? AND word = ?"
 WORDS_CLEAR_VECTORS = "UPDATE words SET vector = NULL WHERE vector IS NOT NULL"
 WORDS_EMBEDDED = (

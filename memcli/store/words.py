@@ -43,23 +43,32 @@ def count_words(conn: Any, space: str, texts: Iterable[str], step: int) -> None:
         conn.execute(sql.WORDS_DROP_UNUSED, [space])
 
 
+def _among(words: Sequence[str] | None) -> str | None:
+    """A word filter as bound to WORDS_UNEMBEDDED*: a JSON array, or NULL for every word."""
+    return None if words is None else json.dumps(list(words))
+
+
 class Words(StoreBase):
     """Reading and embedding the words of a space's turns."""
 
     # space -> (file stamp when read, its matrix); made on first use
     _matrices: dict[str, tuple[tuple[int, int], Matrix]] | None = None
 
-    def unembedded_words(self, space: str, limit: int | None = None) -> list[str]:
-        """Words of the space's turns that have no vector yet, in alphabetical order."""
-        args: list[Any] = [space, -1 if limit is None else limit]
+    def unembedded_words(
+        self, space: str, limit: int | None = None, among: Sequence[str] | None = None
+    ) -> list[str]:
+        """Words of the space's turns that have no vector yet (of those `among` these words,
+        when given), in alphabetical order."""
+        args: list[Any] = [space, _among(among), -1 if limit is None else limit]
         return [str(r[0]) for r in self.conn.execute(sql.WORDS_UNEMBEDDED, args)]
 
     def word_spaces(self) -> list[str]:
         """The spaces whose turns have words."""
         return [str(r[0]) for r in self.conn.execute(sql.WORDS_SPACES)]
 
-    def count_unembedded_words(self, space: str) -> int:
-        return int(self.conn.execute(sql.WORDS_UNEMBEDDED_COUNT, [space]).fetchone()[0])
+    def count_unembedded_words(self, space: str, among: Sequence[str] | None = None) -> int:
+        args = [space, _among(among)]
+        return int(self.conn.execute(sql.WORDS_UNEMBEDDED_COUNT, args).fetchone()[0])
 
     def put_word_vectors(self, space: str, rows: Sequence[tuple[str, Any]]) -> None:
         """Store (word, vector) pairs of a space. Call inside a transaction."""

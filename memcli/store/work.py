@@ -154,6 +154,15 @@ class Work(StoreBase):
             row["extra"] = json.loads(row.get("extra") or "{}")
         return rows
 
+    def run_page(self, space: str, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+        """Consolidation runs of a space, newest first (`extra` parsed), and how many."""
+        with self.reading():
+            total = int(self.conn.execute(sql.RUNS_COUNT, (space,)).fetchone()[0])
+            rows = list(self.db.query(sql.RUNS_PAGE, [space, limit, offset]))
+        for row in rows:
+            row["extra"] = json.loads(row.get("extra") or "{}")
+        return rows, total
+
     def run_extra_totals(self, space: str, stage: str) -> dict[str, int]:
         """A stage's stage-specific counts summed over every run of a space."""
         totals: dict[str, int] = {}
