@@ -11,7 +11,6 @@ import typer
 from memcli.cli.common import State, check_strategy, memory, with_state
 from memcli.cli.root import app
 from memcli.errors import UsageError
-from memcli.present.answer import show_answer
 
 if TYPE_CHECKING:
     from memcli.models import Answer
@@ -72,6 +71,8 @@ def ask(
 
       printf 'Q1\\nQ2\\n' | memcli --json ask --context-only -
     """
+    from memcli.present.answer import show_answer
+
     batch = question == "-"
     if not question.strip():
         raise UsageError(

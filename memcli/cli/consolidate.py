@@ -9,7 +9,6 @@ import typer
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
 from memcli.errors import WorkLeftPending
-from memcli.present.consolidate import show_consolidation
 
 if TYPE_CHECKING:
     from memcli.consolidate.reports import ConsolidateReport
@@ -84,6 +83,8 @@ def consolidate(
     if unlock:
         _unlock(state)
         return
+    from memcli.present.consolidate import show_consolidation
+
     with memory(state, write=not dry_run) as mem:
         report = mem.consolidate(
             flush=flush, stages=stage, limit=limit, dry_run=dry_run, no_llm=no_llm,

@@ -13,6 +13,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
+from memcli.cli.coercion import defer_conversion
 from memcli.cli.common import (
     DbOpt,
     JsonOpt,
@@ -107,6 +108,7 @@ class MemcliGroup(TyperGroup):
     ) -> Any:
         argv = list(args) if args is not None else sys.argv[1:]
         tidy_metavars(self)
+        defer_conversion(self)
         try:
             code = super().main(
                 argv, prog_name, complete_var, False, windows_expand_args, **kwargs

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memcli.answering import AnswerResult, answer_question
 from memcli.context.pack import pack
 from memcli.context.subjects import subjects_of
 from memcli.errors import LLMNotConfigured, ModelOutputInvalid, UsageError
@@ -12,6 +11,7 @@ from memcli.models import Answer
 from memcli.retrieval import SearchContext, get_retriever
 
 if TYPE_CHECKING:
+    from memcli.answering import AnswerResult
     from memcli.llm import ChatModel
     from memcli.ops.base import MemoryBase
 
@@ -103,6 +103,7 @@ def generate(mem: MemoryBase, question: str, context: str) -> AnswerResult:
 
     Never raises for invalid model output: the result's `answer` is None instead.
     """
+    from memcli.answering import answer_question
     from memcli.llm.cached import CachedChat, Usage
 
     usage = Usage()  # per answer, so callers see what this one cost

@@ -64,8 +64,10 @@ class NodeView(TypedDict):
     provenance: Provenance
 
 
-def stats(mem: MemoryBase) -> StoreStats:
-    """Counts by node kind and edge type, spaces, embedding settings and file size."""
+def stats(mem: MemoryBase, health: bool = True) -> StoreStats:
+    """Counts by node kind and edge type, spaces, embedding settings and file size, and
+    (unless `health` is False: it counts pending work, slow on a large store) the
+    consolidation's health."""
     store = mem.store
     dim = store.get_meta("embedding.dim")
     identity = store.get_meta("embedding.identity")
@@ -85,7 +87,7 @@ def stats(mem: MemoryBase) -> StoreStats:
             "dim": int(dim) if dim else None,
         },
         "bytes": store.file_bytes(),
-        "consolidation": consolidation_health(mem),
+        "consolidation": consolidation_health(mem) if health else {},
     }
 
 

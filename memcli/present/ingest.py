@@ -46,11 +46,11 @@ def show_added(out: Output, report: AddReport) -> None:
     if out.json:
         out.record(report.to_dict())
         return
+    if out.quiet:
+        return
     if report.forgotten:
         out.text(f"forgotten earlier, not stored again (session {report.session})")
         out.info("pass --allow-forgotten to store it again")
-        return
-    if out.quiet:
         return
     state = "stored as" if report.new else "already stored as"
     out.text(f"{state} {report.node_id} (session {report.session})")

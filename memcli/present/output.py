@@ -10,16 +10,17 @@ import os
 import stat
 import sys
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
-from typing import Any, TextIO
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, TextIO
 
 from memcli.errors import NotFound
 from memcli.progress import NoProgress, Progress
 from memcli.text import terminal_safe
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 _WRITE_FIX = "pass a file path in an existing directory you can write to"
 
@@ -74,8 +75,26 @@ class Output:
         self.verbose = verbose
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
-        self.err = _Console(file=self.stderr, highlight=False, soft_wrap=True)
-        self.out = _Console(file=self.stdout, highlight=False, soft_wrap=True, no_color=json_mode)
+        # rich is imported only when something is printed through it (a table, a message):
+        # data written as plain text or JSON never pays for it.
+        self._err: Console | None = None
+        self._out: Console | None = None
+
+    @property
+    def err(self) -> Console:
+        """The rich console on stderr, for messages and progress."""
+        if self._err is None:
+            self._err = _console_class()(file=self.stderr, highlight=False, soft_wrap=True)
+        return self._err
+
+    @property
+    def out(self) -> Console:
+        """The rich console on stdout, for tables."""
+        if self._out is None:
+            self._out = _console_class()(
+                file=self.stdout, highlight=False, soft_wrap=True, no_color=self.json
+            )
+        return self._out
 
     def record(self, obj: Mapping[str, Any]) -> None:
         """One JSON object on one line of stdout."""
@@ -92,6 +111,8 @@ class Output:
     def table(self, table: Table) -> None:
         """A rich table; its cells should come from `safe_table` rows (see present.common),
         its title and caption are made safe here."""
+        from rich.text import Text
+
         for part in ("title", "caption"):
             value = getattr(table, part)
             if isinstance(value, str):
@@ -147,12 +168,17 @@ def stdout_is_devnull() -> bool:
         return False
 
 
-class _Console(Console):
-    """A rich console that leaves a closed pipe to memcli's one error handler instead of
-    exiting 1 on its own."""
+@cache
+def _console_class() -> type[Console]:
+    """A rich console class that leaves a closed pipe to memcli's one error handler instead
+    of exiting 1 on its own."""
+    from rich.console import Console
 
-    def on_broken_pipe(self) -> None:
-        raise BrokenPipeError(32, "Broken pipe")
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    return _Console
 
 
 def _cannot_write(path: str | os.PathLike[str], exc: OSError) -> NotFound:

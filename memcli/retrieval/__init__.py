@@ -1,8 +1,8 @@
 """Retrieval strategies behind one protocol and a registry.
 
-A strategy is one module in this package that decorates a function
+A strategy is one module in this package, named after it, that decorates a function
 `retrieve(ctx, query, k) -> list[Hit]` with `@register_retriever("name")`, plus its
-module name in STRATEGY_MODULES (modules are imported on first use).
+module name in STRATEGY_MODULES (a module is imported when its strategy is first asked for).
 """
 
 from __future__ import annotations
@@ -50,14 +50,17 @@ def _load_all() -> None:
 
 
 def strategy_names() -> list[str]:
-    """Every registered strategy name."""
-    _load_all()
-    return sorted(_REGISTRY)
+    """Every strategy name (each is its module's name, so nothing is imported)."""
+    return sorted(STRATEGY_MODULES)
 
 
 def get_retriever(name: str) -> Retriever:
-    """The strategy registered under `name`, or a ConfigError listing the choices."""
-    _load_all()
+    """The strategy registered under `name`, or a ConfigError listing the choices. Only its
+    own module is imported (each strategy module is named after its strategy)."""
+    if name in STRATEGY_MODULES:
+        importlib.import_module(f"memcli.retrieval.{name}")
+    if name not in _REGISTRY:
+        _load_all()  # for the list of choices
     if name not in _REGISTRY:
         raise ConfigError(
             f"unknown retrieval strategy {name!r}{did_you_mean(name, _REGISTRY)}",
@@ -100,12 +103,18 @@ class SearchContext:
         """Keep why each ranked (node id, score) scored so: from the first of the scoring
         passes `notes` that gave it that very score; a score no pass gave it is a standing
         rule moved to the top (memcli.retrieval.rules)."""
+        asked: dict[int, list[int]] = {}  # pass -> the node ids it must explain
         for node_id, score in order:
-            note = next((n for n in notes if n.score.get(node_id) == score), None)
-            if note is None:
+            n = next((n for n, note in enumerate(notes) if note.score.get(node_id) == score), None)
+            if n is None:
                 self._why[node_id] = ({"rule_lead": score}, [])
             else:
-                self._why[node_id] = (note.why[node_id], note.via.get(node_id, []))
+                asked.setdefault(n, []).append(node_id)
+        for n, node_ids in asked.items():
+            resolve = notes[n].resolve
+            why, via = resolve(node_ids) if resolve is not None else ({}, {})
+            for node_id in node_ids:
+                self._why[node_id] = (why.get(node_id, {}), via.get(node_id, []))
 
     def hits(self, scored: Sequence[tuple[int, float]], k: int | None = None) -> list[Hit]:
         """Turn (node id, score) pairs, best first, into Hits with provenance filled in

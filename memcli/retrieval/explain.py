@@ -19,7 +19,7 @@ Turning explanations on never changes a score or the order of the hits. `ask --e
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -54,13 +54,16 @@ def ordered(why: Mapping[str, float]) -> list[tuple[str, float]]:
     return known + sorted((k, v) for k, v in why.items() if k not in SIGNALS)
 
 
+Reasons = tuple[dict[int, dict[str, float]], dict[int, list[int]]]  # why, via by node id
+
+
 @dataclass
 class Explanation:
-    """What one scoring pass says about the memories it scored (node id keyed)."""
+    """One scoring pass: the scores it gave, and how to explain any of them. Explaining
+    is deferred to the hits finally returned (`resolve`), a few of the hundreds scored."""
 
-    why: dict[int, dict[str, float]] = field(default_factory=dict)
-    via: dict[int, list[int]] = field(default_factory=dict)
-    score: dict[int, float] = field(default_factory=dict)  # the score `why` adds up to
+    score: dict[int, float] = field(default_factory=dict)
+    resolve: Callable[[Sequence[int]], Reasons] | None = None
 
 
 def with_cues(additive: Mapping[str, float], fired: Mapping[str, float]) -> dict[str, float]:

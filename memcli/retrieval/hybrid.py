@@ -23,12 +23,13 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from memcli.graph import LocalGraph, expand, max_normalised, personalized_pagerank
 from memcli.models import Hit
 from memcli.retrieval import MEMORY_KINDS, SearchContext, register_retriever
 from memcli.retrieval.cues import Cues
-from memcli.retrieval.explain import Explanation, paths, with_cues
+from memcli.retrieval.explain import Explanation, Reasons, paths, with_cues
 from memcli.retrieval.fusion import Similarity, inherit_replies, ranked, top
 from memcli.retrieval.rules import with_rules
 from memcli.retrieval.shapes import Shape
@@ -76,8 +77,9 @@ def graph_scores(
     rest = dataclasses.replace(cues, beta_rule=1.0)
     memories.update(_graph_only(ctx, sim, topic, rest, graph, ppr, memories, k))
     if explain is not None:
-        direct = _Direct(sim, topic, ppr, cues, rest, set(nodes), top_sim)
-        _explain(ctx, explain, direct, memories, graph, [i for i, _ in seeds])
+        used = _Direct(sim, topic, ppr, cues, rest, set(nodes), top_sim)
+        explain.score = memories
+        explain.resolve = lambda ids: _explain(ctx, used, ids, graph, [i for i, _ in seeds])
     return memories
 
 
@@ -95,30 +97,24 @@ class _Direct:
 
 
 def _explain(
-    ctx: SearchContext,
-    note: Explanation,
-    used: _Direct,
-    memories: dict[int, float],
-    graph: LocalGraph,
-    seeds: list[int],
-) -> None:
-    """Note each memory's score as its parts (memcli.retrieval.explain), and the path that
-    brought each memory that was not a direct match. Recomputes nothing that scores."""
-    own = {i: max(used.sim.scores[i], 0.0) / used.top_sim for i in memories}
+    ctx: SearchContext, used: _Direct, ids: Sequence[int], graph: LocalGraph, seeds: list[int]
+) -> Reasons:
+    """The scores of these memories as their parts (memcli.retrieval.explain), and the
+    path that brought each one that was not a direct match. Changes no score."""
+    own = {i: max(used.sim.scores[i], 0.0) / used.top_sim for i in ids}
     topic = used.topic.bonus(ctx, dict(own))
-    nodes = ctx.store.nodes_by_ids(memories)
-    for i, node in nodes.items():
+    why, via = {}, {}
+    for i, node in ctx.store.nodes_by_ids(ids).items():
         raw = used.sim.scores[i]
         parts = {k: v / used.top_sim for k, v in used.sim.parts(i).items()} if raw > 0 else {}
         parts["topic"] = topic.get(i, 0.0)
         parts["pagerank"] = ctx.cfg.ppr_weight * used.ppr.get(i, 0.0)
         cues = used.cues if i in used.candidates else used.rest
-        note.why[i] = with_cues(parts, cues.fired(node))
-        note.score[i] = memories[i]
+        why[i] = with_cues(parts, cues.fired(node))
         if i in used.sim.inherited:
-            note.via[i] = [used.sim.inherited[i], i]
-    found_later = [i for i in memories if i not in used.candidates]
-    note.via.update(paths(graph, seeds, found_later))
+            via[i] = [used.sim.inherited[i], i]
+    via.update(paths(graph, seeds, [i for i in ids if i not in used.candidates]))
+    return why, via
 
 
 def _pagerank(

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import errno
+import importlib
+import importlib.util
 import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +22,17 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_S = 30.0
 
 
+@cache
 def sqlite_module() -> Any:
-    """The sqlite3 module sqlite-utils picked (pysqlite3 on Linux, which can load extensions)."""
-    from sqlite_utils.utils import sqlite3
+    """The sqlite3 module sqlite-utils picks: pysqlite3 where it is installed (on Linux, a
+    SQLite that can load extensions), else the standard library's. Chosen here the same way,
+    so that a read never pays for importing sqlite-utils (which imports numpy)."""
+    try:
+        return importlib.import_module("pysqlite3")
+    except ImportError:
+        import sqlite3
 
-    return sqlite3
+        return sqlite3
 
 
 def wrap(conn: Any) -> Database:
@@ -215,12 +224,19 @@ def _cannot_open(target: Path, reason: str) -> DatabaseError:
     )
 
 
+def _vec_extension() -> str:
+    """The path of sqlite-vec's loadable extension, found without importing its Python
+    package (which imports numpy): the file `vec0` beside the package's __init__."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or spec.origin is None:
+        raise ImportError("the sqlite-vec package is not installed")
+    return os.path.join(os.path.dirname(spec.origin), "vec0")
+
+
 def _load_vec(conn: Any) -> None:
     try:
-        import sqlite_vec
-
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        conn.load_extension(_vec_extension())
         conn.enable_load_extension(False)
     except Exception as exc:  # which error depends on how sqlite3 was built
         raise DatabaseError(

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 PER_PAGE = 50
 PER_TYPE = 8  # neighbours of each edge type and direction shown (and drawn) on a node page
+PROVENANCE_SHOWN = 20  # source turns listed (a concept may rest on thousands)
 
 # How a neighbour relates to the node on the page, by edge type and direction.
 RELATION = {
@@ -101,8 +102,8 @@ def node(mem: Memory, node_id: str) -> str:
         dict(zip(ids, spots, strict=True)),
     )
     return (
-        _node_head(view)
-        + f'<section class="near"><h2>Neighbourhood</h2>{drawing}'
+        _node_head(view, drawing)
+        + '<section class="near"><h2>Neighbours</h2>'
         + _neighbour_table(view["neighbours"], near.left_out)
         + "</section>"
         + _provenance(view)
@@ -110,7 +111,7 @@ def node(mem: Memory, node_id: str) -> str:
     )
 
 
-def _node_head(view: dict[str, Any]) -> str:
+def _node_head(view: dict[str, Any], drawing: str) -> str:
     facts = [("kind", esc(view["kind"]))]
     if view["speaker"]:
         facts.append(("speaker", esc(view["speaker"])))
@@ -128,7 +129,7 @@ def _node_head(view: dict[str, Any]) -> str:
     return (
         f'<h1>{node_link(view["node_id"])} <span class="kind">{esc(view["kind"])}</span></h1>'
         f'<blockquote class="text">{esc(view["text"])}</blockquote>'
-        f'<table class="facts">{rows}</table>'
+        f'<div class="nodegrid"><table class="facts">{rows}</table>{drawing}</div>'
     )
 
 
@@ -171,7 +172,10 @@ def _provenance(view: dict[str, Any]) -> str:
     prov = view["provenance"]
     parts = []
     if prov["episodes"]:
-        turns = ", ".join(node_link(e) for e in prov["episodes"])
+        episodes = prov["episodes"]
+        turns = ", ".join(node_link(e) for e in episodes[:PROVENANCE_SHOWN])
+        more = len(episodes) - PROVENANCE_SHOWN
+        turns += f" and {more:,} more" if more > 0 else ""
         parts.append(f"<p>Derived from the turns {turns}.</p>")
     if prov["files"]:
         files = "".join(f"<li><code>{esc(f)}</code></li>" for f in prov["files"])

@@ -12,7 +12,7 @@ from memcli.ui.html import esc, node_link, table
 if TYPE_CHECKING:
     from memcli.memory import Memory
 
-BAR_W, BAR_H = 18, 60
+BAR_W, BAR_H, GAP, LABEL_H = 40, 60, 8, 30
 
 
 def entity(mem: Memory, name: str) -> str:
@@ -44,16 +44,18 @@ def _months(timeline: list[dict[str, Any]]) -> str:
     top = max(months.values())
     bars = []
     for i, (month, count) in enumerate(sorted(months.items())):
-        h = BAR_H * count / top
+        h, x = BAR_H * count / top, i * (BAR_W + GAP)
         bars.append(
-            f'<rect class="month" x="{i * (BAR_W + 4)}" y="{BAR_H - h:.1f}" width="{BAR_W}" '
-            f'height="{h:.1f}"><title>{esc(month)}: {count}</title></rect>'
+            f'<rect x="{x}" y="{BAR_H - h:.1f}" width="{BAR_W}" height="{h:.1f}">'
+            f"<title>{esc(month)}: {count}</title></rect>"
+            f'<text x="{x + BAR_W / 2}" y="{BAR_H + 12}">{esc(month[2:])}</text>'
+            f'<text x="{x + BAR_W / 2}" y="{BAR_H + 25}">{count}</text>'
         )
-    width = len(months) * (BAR_W + 4)
-    span = f"{min(months)} – {max(months)}"
+    width = len(months) * (BAR_W + GAP)
     return (
-        f'<svg class="months" width="{width}" height="{BAR_H}" role="img" '
-        f'aria-label="mentions per month">{"".join(bars)}</svg><p class="hint">{esc(span)}</p>'
+        f'<svg class="months" width="{width}" height="{BAR_H + LABEL_H}" role="img" '
+        f'aria-label="mentions per month">{"".join(bars)}</svg>'
+        '<p class="hint">Months with mentions (yy-mm, then how many).</p>'
     )
 
 

@@ -97,7 +97,12 @@ def _hit(rank: int, hit: Hit, packed: bool) -> str:
     via = ""
     if hit.via:
         steps = " → ".join(node_link(n) for n in hit.via)
-        via = f'<p class="via">reached through the graph: {steps}</p>'
+        how = (
+            "lifted by the turn next to it"
+            if "reply" in (hit.why or {})
+            else "reached through the graph"
+        )
+        via = f'<p class="via">{how}: {steps}</p>'
     sources = ""
     if hit.sources:
         sources = f'<p class="sources">from turns {esc(", ".join(hit.sources))}</p>'
@@ -106,7 +111,10 @@ def _hit(rank: int, hit: Hit, packed: bool) -> str:
 
 def overview(mem: Memory) -> str:
     """What the space holds: counts by kind and edge type, sessions, sources, the model."""
-    stats = mem.stats()
+    from memcli.ops.inspect import stats as read_stats
+
+    mem.require_space()
+    stats = read_stats(mem, health=False)  # pending work is `memcli inspect`'s: slow at scale
     kinds = table(
         ["kind", "nodes"],
         [
