@@ -126,3 +126,13 @@ def test_answers_are_not_held_back_by_nagles_algorithm(tmp_path: Path) -> None:
     finally:
         server.sock.close()
         server.mem.close()
+
+
+def test_a_space_the_store_does_not_hold_exits_4_naming_those_it_does(tmp_path: Path) -> None:
+    built = build(tmp_path)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"db: {built['db']}\nembedding:\n  provider: none\n")
+    result = Memcli(config=cfg)("--space", "nope", "ui", "--no-browser", "--port", "0")
+    assert result.exit_code == 4, result.stderr
+    assert "no space 'nope'" in result.stderr and "default" in result.stderr
+    assert result.stdout == ""
