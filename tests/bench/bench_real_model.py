@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import gzip
 import json
+import shutil
 import signal
 import sys
 import tempfile
@@ -76,8 +77,11 @@ def chats_slice(folder: Path, sessions: int, out: Path, only: str = "") -> Path:
     return out
 
 
-def run(bench: Benchmark, cfg: Any, llm: bool, shared: dict[str, Any]) -> dict[str, Any]:
-    """Consolidate each conversation (with or without the model) and score recall."""
+def run(
+    bench: Benchmark, cfg: Any, llm: bool, shared: dict[str, Any], keep: Path | None = None
+) -> dict[str, Any]:
+    """Consolidate each conversation (with or without the model) and score recall; with
+    `keep`, each store is copied there (`<conversation>-llm.db`, `-plain.db`)."""
     rows: list[dict[str, Any]] = []
     reports = []
     for conv in bench.conversations:
@@ -90,6 +94,10 @@ def run(bench: Benchmark, cfg: Any, llm: bool, shared: dict[str, Any]) -> dict[s
             rows += done[STRATEGY]
             reports.append({"conversation": conv.name, "seconds": seconds, **report.to_dict()})
             mem.close()
+            if keep is not None:
+                keep.mkdir(parents=True, exist_ok=True)
+                name = f"{conv.name.replace(':', '-')}-{'llm' if llm else 'plain'}.db"
+                shutil.copy(Path(tmp) / "memory.db", keep / name)
     result = summarize_rows(rows, KS, bench.labels)
     return {
         "recall": result["recall"],
@@ -124,6 +132,7 @@ def main() -> None:
     parser.add_argument("--url", default=None)
     parser.add_argument("--only", choices=["locomo", "chats"], default=None)
     parser.add_argument("--json-out", type=Path, default=None)
+    parser.add_argument("--keep", type=Path, default=None, help="copy the stores here")
     args = parser.parse_args()
     # SIGTERM unwinds like Ctrl-C, so the server started below is stopped too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -177,8 +186,8 @@ def _measure(args: argparse.Namespace, url: str) -> dict[str, Any]:
             continue
         bench = make()
         started = time.perf_counter()
-        plain = run(bench, base, False, shared)
-        model = run(bench, with_llm, True, shared)
+        plain = run(bench, base, False, shared, args.keep)
+        model = run(bench, with_llm, True, shared, args.keep)
         out[name] = {
             "questions": plain["n"],
             "recall_no_llm": plain["recall"],
