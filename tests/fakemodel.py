@@ -177,10 +177,12 @@ def _reflections(values: dict[str, str]) -> dict[str, Any]:
     cited = ids(values["new_facts"])
     if not cited:
         return {"reflections": []}
-    # Grounded in the facts it cites (memcli drops a reflection sharing no word with them).
-    about = ", ".join(dict.fromkeys(_WORDS.findall(values["new_facts"].lower()))) or "them"
-    text = f"A pattern across {len(cited)} facts about {about}"
-    return {"reflections": [{"text": text, "belief": 0.7, "facts": cited[:2]}]}
+    # Grounded in the facts it cites: memcli drops a reflection most of whose words they lack.
+    lines = dict(lines_with_ids(values["new_facts"]))
+    said = " ".join(lines.get(i, "") for i in cited[:2]).lower()
+    about = " and ".join(dict.fromkeys(_WORDS.findall(said))) or "them"
+    return {"reflections": [{"text": f"Someone kept coming back to {about}", "belief": 0.7,
+                             "facts": cited[:2]}]}  # fmt: skip
 
 
 def _links(values: dict[str, str]) -> dict[str, Any]:

@@ -29,6 +29,11 @@ TURN = "Ana: Yesterday I finally went to my first woodturning class at the commu
         ("The capital of Portugal is Lisbon.", "dropped_ungrounded"),
         ("Ana took her first woodturning class at a community workshop.", None),
         ("Bob attended a woodworking course.", "dropped_ungrounded"),
+        # the instructions summarised, one word of the turn in five
+        (
+            "Your task is to summarize the segment about woodturning in sentences.",
+            "dropped_ungrounded",
+        ),
     ],
 )
 def test_a_memory_is_kept_or_dropped_for_its_reason(text: str, reason: str | None) -> None:

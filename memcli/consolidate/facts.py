@@ -23,7 +23,7 @@ from memcli.consolidate.nearest import mean_vector, similar
 from memcli.consolidate.quality import Sieve
 from memcli.consolidate.schemas import FactsReply
 from memcli.dates import first_day, partial_date
-from memcli.models import Edge, Node, embedding_text
+from memcli.models import Edge, Node
 from memcli.prompting import data_block
 from memcli.text import one_line
 
@@ -122,9 +122,8 @@ def _plan(stage: Stage, reply: FactsReply, shown: _Shown) -> _Plan:
         if not sources or not text:
             stage.count("unsupported_facts", 1)
             continue
-        dropped = sieve.reason(
-            text, [embedding_text(by_id[i].text, by_id[i].speaker) for i in sources]
-        )
+        # Turn lines carry the speaker, the date and the dates relative words meant.
+        dropped = sieve.reason(text, [turn_line(by_id[i], date_hints=True) for i in sources])
         if dropped:
             stage.count(dropped, 1)
             continue

@@ -8,8 +8,10 @@ The rules are lexical and cheap, and a good model's memories pass them:
 - empty: no content word (only stop words, punctuation, placeholders such as "...");
 - verbatim: its words run word for word inside one source (or a source's inside it),
   speaker name included: a copy, not a restatement;
-- ungrounded: no content word in common with the sources it cites (a word is compared by
-  its first STEM letters, so "painting" meets "painted");
+- ungrounded: fewer than `grounded` (a share) of its content words are found in the sources
+  it cites, and never none (a word is compared by its first STEM letters, so "painting"
+  meets "painted"): a model that summarises its instructions, or the world, instead of the
+  turns;
 - duplicate: its content words nearly the same set as a memory kept before it or shown to
   the model as already stored (Jaccard >= DUPLICATE).
 """
@@ -27,6 +29,10 @@ PLACEHOLDERS = frozenset(
 )
 DUPLICATE = 0.8
 STEM = 5
+#: Share of a memory's content words its sources must hold: facts and summaries restate
+#: what the turns say; a reflection generalises over facts, so it may use words of its own.
+GROUNDED = 0.5
+GROUNDED_REFLECTION = 0.25
 MIN_RUN = 4  # words: a shorter run inside a source (or a short quote) is not a copy
 
 
@@ -58,7 +64,8 @@ def jaccard(a: set[str], b: set[str]) -> float:
 class Sieve:
     """Checks one unit's derived memories in turn; remembers those kept, for duplicates."""
 
-    def __init__(self, known: Iterable[str] = ()) -> None:
+    def __init__(self, known: Iterable[str] = (), grounded: float = GROUNDED) -> None:
+        self._grounded = grounded
         self._seen = [_content(t) for t in known]
         # The same words again are not a near-duplicate: the caller merges exact twins
         # (a stored fact gains the new provenance).
@@ -72,7 +79,7 @@ class Sieve:
             return "dropped_empty"
         if any(verbatim(text, s) for s in sources):
             return "dropped_verbatim"
-        if sources and not _stems(text) & set().union(*map(_stems, sources)):
+        if sources and not self._is_grounded(text, sources):
             return "dropped_ungrounded"
         exact = tuple(words(text))
         if exact not in self._exact and any(
@@ -82,3 +89,8 @@ class Sieve:
         self._seen.append(content)
         self._exact.add(exact)
         return None
+
+    def _is_grounded(self, text: str, sources: Sequence[str]) -> bool:
+        stems = _stems(text)
+        found = stems & set().union(*map(_stems, sources))
+        return bool(found) and len(found) >= self._grounded * len(stems)

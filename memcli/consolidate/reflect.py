@@ -15,7 +15,7 @@ from typing import Any
 from memcli.consolidate.common import Stage, Unfit, day_of, halves
 from memcli.consolidate.facts import fact_key
 from memcli.consolidate.nearest import mean_vector, similar
-from memcli.consolidate.quality import Sieve
+from memcli.consolidate.quality import GROUNDED_REFLECTION, Sieve
 from memcli.consolidate.schemas import ReflectionsReply
 from memcli.models import Edge, Node
 from memcli.prompting import data_block
@@ -59,7 +59,7 @@ def _checked(
     shown fact and pass the quality rules (memcli.consolidate.quality)."""
     allowed = {key: node.id for key, node in shown.items()}
     by_id = {node.id: node for node in shown.values()}
-    sieve = Sieve(known)
+    sieve = Sieve(known, grounded=GROUNDED_REFLECTION)
     planned: dict[str, tuple[str, float, list[int]]] = {}
     for item in reply.reflections:
         text = one_line(item.text)
@@ -67,7 +67,7 @@ def _checked(
         if not text or not support:
             stage.count("unsupported_reflections", 1)
             continue
-        dropped = sieve.reason(text, [by_id[i].text for i in support])
+        dropped = sieve.reason(text, [fact_line(by_id[i]) for i in support])
         if dropped:
             stage.count(dropped, 1)
             continue

@@ -1,7 +1,9 @@
 """Topic segmentation of closed buffers into segment nodes with PART_OF edges.
 
-Boundaries come from the LLM (prompts/boundaries.md) when there is one; otherwise, or when
-its reply stays invalid, from a TextTiling-like similarity rule: the cosine between the
+Boundaries come from a TextTiling-like similarity rule and, when there is an LLM, also
+from it (prompts/boundaries.md): the model may add boundaries between the rule's, never take
+one away, so a weak model's coarser reading cannot merge topics the rule tells apart. The
+rule: the cosine between the
 mean vectors of the `w` turns before and after every gap, a depth score for each dip
 (how far the similarity falls below the nearest peaks on both sides), and boundaries at
 the deepest dips of at least `boundary_min_depth`, keeping segments `segment_min_turns`
@@ -137,13 +139,27 @@ def llm_boundaries(stage: Stage, window: Sequence[Node]) -> list[int] | None:
     return enforce_min_turns(starts, len(window), stage.job.cfg.segment_min_turns)
 
 
+def merged_starts(rule: Sequence[int], model: Sequence[int], min_turns: int) -> list[int]:
+    """The rule's boundaries, and the model's that are at least `min_turns` from every
+    boundary kept: a model can cut a topic finer than the rule, never coarser."""
+    kept = sorted(set(rule))
+    for start in sorted(set(model)):
+        if all(abs(start - other) >= min_turns for other in kept):
+            kept.append(start)
+            kept.sort()
+    return kept
+
+
 def split(stage: Stage, window: Sequence[Node]) -> list[list[Node]]:
-    """The window cut into topic segments."""
-    starts: list[int] | None = None
-    if stage.chat is not None and len(window) > 1:
-        starts = llm_boundaries(stage, window)
-    if starts is None:
-        starts = similarity_boundaries(stage, window) if len(window) > 1 else []
+    """The window cut into topic segments: the similarity rule's boundaries, and the
+    model's where it finds more (a weak model that sees none leaves the rule's)."""
+    if len(window) <= 1:
+        return [list(window)]
+    starts = similarity_boundaries(stage, window)
+    if stage.chat is not None:
+        model = llm_boundaries(stage, window)
+        if model is not None:
+            starts = merged_starts(starts, model, stage.job.cfg.segment_min_turns)
     cuts = [0, *starts, len(window)]
     return [list(window[a:b]) for a, b in itertools.pairwise(cuts) if b > a]
 

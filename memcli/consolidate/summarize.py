@@ -19,7 +19,7 @@ from memcli.consolidate.common import Stage, Unfit, turn_line
 from memcli.consolidate.phrases import Corpus, key_phrases, sparse_cosine, sparse_mean
 from memcli.consolidate.quality import Sieve
 from memcli.consolidate.schemas import SegmentSummary
-from memcli.models import Node, embedding_text
+from memcli.models import Node
 from memcli.prompting import data_block
 from memcli.text import one_line, sentences, word_count
 
@@ -125,7 +125,7 @@ def llm_summaries(
             out.append(None)
             continue
         else:
-            turns = [embedding_text(e.text, e.speaker) for e in group]
+            turns = [turn_line(e, date_hints=True) for e in group]
             reason = Sieve().reason(one_line(reply.summary), turns)
         if reason:
             stage.count(reason, 1)
