@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakeserver import FakeModelServer
+from tests.pg_server import PgServer
+from tests.pg_server import start as start_pg
 from tests.stores import LOCOMO_DEV, Built, StoreCache
 
 
@@ -51,3 +53,26 @@ def dev_store(stores: StoreCache, tmp_path: Path) -> Built:
     if LOCOMO_DEV is None:
         pytest.skip("LoCoMo dev file not available")
     return stores.copy("locomo-dev", tmp_path / "memory.db")
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """A real Postgres server with pgvector for the session (see tests/pg_server.py)."""
+    server = start_pg()
+    assert server is not None
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> str:
+    """The postgresql:// URL of a fresh, empty schema: a new store for one test."""
+    return pg_server.fresh_url()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a new store goes, once per backend: a file path, and a Postgres URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "m.db")
+    return request.getfixturevalue("pg_url")

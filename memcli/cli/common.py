@@ -27,7 +27,12 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 DbOpt = Annotated[
-    Path | None, typer.Option("--db", help="Database file (env MEMCLI_DB).", show_default=False)
+    str | None,
+    typer.Option(
+        "--db",
+        help="Database file, or a postgresql:// URL (env MEMCLI_DB).",
+        show_default=False,
+    ),
 ]
 SpaceOpt = Annotated[
     str | None,
@@ -36,7 +41,7 @@ SpaceOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout.")]
 # Accepted by commands that never open the store (benchmarks), as by every other command.
 _NOT_USED = "Not used: each conversation gets its own temporary store."
-UnusedDbOpt = Annotated[Path | None, typer.Option("--db", help=_NOT_USED, show_default=False)]
+UnusedDbOpt = Annotated[str | None, typer.Option("--db", help=_NOT_USED, show_default=False)]
 UnusedSpaceOpt = Annotated[str | None, typer.Option("--space", help=_NOT_USED)]
 
 
@@ -44,7 +49,7 @@ UnusedSpaceOpt = Annotated[str | None, typer.Option("--space", help=_NOT_USED)]
 class State:
     """Global options, merged with the per-command --db/--space/--json."""
 
-    db: Path | None = None
+    db: str | None = None
     config: Path | None = None
     space: str | None = None
     json: bool = False
@@ -53,7 +58,7 @@ class State:
     debug: bool = False
     _out: Output | None = field(default=None, repr=False)
 
-    def merge(self, db: Path | None, space: str | None, json_mode: bool) -> State:
+    def merge(self, db: str | None, space: str | None, json_mode: bool) -> State:
         self.db = db or self.db
         self.space = space or self.space
         self.json = self.json or json_mode

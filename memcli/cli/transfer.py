@@ -116,7 +116,9 @@ def _target(state: State, dry_run: bool) -> Iterator[Memory]:
     """The store to import into; a dry run against a store that does not exist yet plans
     against an empty scratch store, so it creates no file where --db points."""
     cfg = state.config_obj()
-    if not dry_run or Path(cfg.db_path).expanduser().exists():
+    from memcli.store.target import exists
+
+    if not dry_run or exists(cfg.db_path):
         with memory(state, create=True) as mem:
             yield mem
         return

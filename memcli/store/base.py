@@ -44,6 +44,15 @@ class StoreBase:
 
     _memo: ReadCache | None = None  # set by use_read_cache
 
+    @property
+    def location(self) -> str:
+        """Where the store lives, for messages: its file's path."""
+        return str(self.path)
+
+    def schema_version(self) -> int:
+        """How many migrations the file has had."""
+        return int(self.conn.execute(sql.USER_VERSION).fetchone()[0])
+
     def use_read_cache(self) -> None:
         """Keep graph reads (edges, degrees, kinds, node rows) in memory from now on, for
         as long as the file is unchanged: for long-lived processes (see read_cache)."""

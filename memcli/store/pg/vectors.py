@@ -1,0 +1,165 @@
+"""Node vectors in pgvector: cosine distance, exact search unless the store is large.
+
+A search scans every vector of the space (and kinds) on the server, exactly as the SQLite
+store's sqlite-vec does, and breaks ties by node id. Once a store holds more than
+HNSW_ABOVE vectors, the first write past it builds an HNSW index, and searches go through
+it from then on (approximate, with pgvector's iterative scan so that a space or kind filter
+still fills the result); docs/postgres.md gives the measurements behind the threshold.
+
+Vectors travel in pgvector's binary format (a dimension, then big-endian float32s), so
+what is stored is bit for bit what the embedder gave, as in SQLite.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from memcli.errors import DatabaseError
+from memcli.store.pg import schema
+from memcli.store.pg.base import PgBase
+from memcli.store.vectors import KNN_MAX
+
+# Past this many vectors an exact scan costs more than pgvector's HNSW search by enough to
+# accept its approximation (measured: docs/postgres.md, "Vector search").
+HNSW_ABOVE = 100_000
+_EF_SEARCH_MAX = 1000  # pgvector's largest hnsw.ef_search
+
+
+class Vector:
+    """A vector on its way to pgvector (adapted by `register_vector`)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Any) -> None:
+        self.values = np.asarray(values, dtype=">f4")
+
+
+def register_vector(conn: Any) -> None:
+    """Teach the connection to send `Vector`s in pgvector's binary format."""
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+    from psycopg.types import TypeInfo
+
+    info = TypeInfo.fetch(conn, "vector")
+    if info is None:  # before the first migration: nothing sends vectors yet
+        return
+
+    class VectorDumper(Dumper):
+        format = Format.BINARY
+        oid = info.oid
+
+        def dump(self, obj: Vector) -> bytes:
+            return struct.pack(">HH", len(obj.values), 0) + obj.values.tobytes()
+
+    conn.adapters.register_dumper(Vector, VectorDumper)
+
+
+def _parse(text: str) -> Any:
+    """A vector as pgvector prints it, `[0.1,0.2]`, as float32 (printed exactly)."""
+    return np.array(text[1:-1].split(","), dtype=np.float32) if len(text) > 2 else np.zeros(0)
+
+
+class Vectors(PgBase):
+    """The `node_vectors` table (made by `ensure_vectors` once the dimension is known)."""
+
+    def has_vectors(self) -> bool:
+        return self.run("SELECT to_regclass('node_vectors')").fetchone()[0] is not None
+
+    def vector_dim(self) -> int | None:
+        value = self.get_meta("embedding.dim")
+        return int(value) if value else None
+
+    def _table_dim(self) -> int:
+        row = self.run(
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'node_vectors'::regclass"
+            " AND attname = 'embedding'"
+        ).fetchone()
+        return int(row[0])
+
+    def ensure_vectors(self, dim: int) -> None:
+        """Create the vector table for `dim`-sized vectors unless it exists with that size."""
+        if not self.has_vectors():
+            for statement in schema.vector_table(dim):
+                self.run(statement)
+            register_vector(self.conn)
+            return
+        current = self._table_dim()
+        if current != dim:
+            raise DatabaseError(
+                f"the store holds {current}-dimensional vectors, the embedder gives {dim}",
+                fix="run `memcli reindex` to re-embed the store",
+            )
+
+    def drop_vectors(self) -> None:
+        self.run("DROP TABLE IF EXISTS node_vectors")
+
+    def put_vectors(self, rows: Iterable[tuple[int, str, str, Any]]) -> None:
+        """Store (node id, space, kind, vector) rows, replacing earlier vectors of those nodes."""
+        rows = list(rows)
+        if not rows:
+            return
+        self.run_many(
+            "INSERT INTO node_vectors (node, space, kind, embedding) VALUES (%s, %s, %s, %s)"
+            " ON CONFLICT (node) DO UPDATE SET space = excluded.space, kind = excluded.kind,"
+            " embedding = excluded.embedding",
+            [(int(r[0]), r[1], r[2], Vector(r[3])) for r in rows],
+        )
+        if not self._indexed() and self._more_than(HNSW_ABOVE):
+            self.run(schema.HNSW_INDEX)
+
+    def _indexed(self) -> bool:
+        return self.run("SELECT to_regclass('node_vectors_hnsw')").fetchone()[0] is not None
+
+    def _more_than(self, count: int) -> bool:
+        row = self.run("SELECT 1 FROM node_vectors OFFSET %s LIMIT 1", (count,)).fetchone()
+        return row is not None
+
+    def vector_search(
+        self, space: str, vector: Any, limit: int, kinds: Sequence[str] | None = None
+    ) -> list[tuple[int, float]]:
+        """(node id, cosine similarity) of the nearest nodes in a space, best first, equal
+        distances by node id (at most KNN_MAX of them, as with SQLite)."""
+        if limit <= 0 or not self.has_vectors():
+            return []
+        limit = min(int(limit), KNN_MAX)
+        where = " AND kind = ANY(%(kinds)s::text[])" if kinds else ""
+        args = {"q": Vector(vector), "space": space, "kinds": list(kinds or ()), "limit": limit}
+        head = "SELECT node, embedding <=> %(q)s FROM node_vectors WHERE space = %(space)s"
+        if not self._indexed():
+            rows = self.run(f"{head}{where} ORDER BY 2, node LIMIT %(limit)s", args).fetchall()
+        else:
+            rows = self._approximate(f"{head}{where} ORDER BY embedding <=> %(q)s", args)
+        return [(int(node), 1.0 - float(d)) for node, d in rows]
+
+    def _approximate(self, statement: str, args: dict[str, Any]) -> list[tuple[int, float]]:
+        """The index's nearest, ties by id: pgvector's iterative scan keeps looking until
+        the filter lets `limit` through (a space or kind among many)."""
+        ef = max(40, min(_EF_SEARCH_MAX, 2 * int(args["limit"])))
+        with self.conn.transaction():
+            self.run("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            self.run(f"SET LOCAL hnsw.ef_search = {ef}")
+            rows = self.run(f"{statement} LIMIT %(limit)s", args).fetchall()
+        return sorted(rows, key=lambda r: (float(r[1]), int(r[0])))
+
+    def get_vectors(self, node_ids: Sequence[int]) -> dict[int, Any]:
+        """Stored vectors of the given nodes as numpy arrays (nodes without one are absent)."""
+        ids = [int(i) for i in dict.fromkeys(node_ids)]
+        if not ids or not self.has_vectors():
+            return {}
+        rows = self.run(
+            "SELECT node, embedding::text FROM node_vectors WHERE node = ANY(%s::bigint[])",
+            (ids,),
+        )
+        return {int(node): _parse(text) for node, text in rows}
+
+    def delete_vectors(self, node_ids: Sequence[int]) -> None:
+        """Remove the vectors of these nodes, if there are any. Call inside a transaction."""
+        if self.has_vectors():
+            self.run(
+                "DELETE FROM node_vectors WHERE node = ANY(%s::bigint[])",
+                ([int(i) for i in node_ids],),
+            )
