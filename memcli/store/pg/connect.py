@@ -66,6 +66,12 @@ def lock_key(schema: str, name: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+def here(table: str) -> str:
+    """SQL for the oid of one of the store's tables or indexes in its own schema (the first
+    of the search path), or NULL: never a table of that name further down the path."""
+    return f"to_regclass(quote_ident(current_schema()) || '.{table}')"
+
+
 def read_only_reason(conn: Any) -> str | None:
     """Why this connection may read but not write the store (None: it may write)."""
     if conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
@@ -74,7 +80,7 @@ def read_only_reason(conn: Any) -> str | None:
         return "the session is read-only (default_transaction_read_only)"
     row = conn.execute(
         "SELECT has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE') FROM pg_class c"
-        " WHERE c.oid = to_regclass('nodes')"
+        f" WHERE c.oid = {here('nodes')}"
     ).fetchone()
     if row is not None and not row[0]:
         user = conn.execute("SELECT current_user").fetchone()[0]

