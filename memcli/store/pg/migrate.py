@@ -1,8 +1,8 @@
 """Numbered, append-only migrations of the Postgres store. Never edit one that has shipped.
 
 The count of applied migrations is `meta`'s `schema.version` (Postgres has no
-user_version). Each pending migration runs in its own transaction, under a transaction-level
-advisory lock, after reading the count again: of several processes opening a new store at
+user_version). Each pending migration runs in its own transaction, under an advisory lock taken
+before it, after reading the count again: of several processes opening a new store at
 once, one migrates and the others find the work done. A `migration.<name>` row records when
 each ran, as in SQLite.
 """
@@ -70,21 +70,34 @@ def migrate(
             f"understands ({len(migrations)})",
             fix="upgrade memcli (pip install -U 'memcli[postgres]')",
         )
+    if version == len(migrations):
+        return version
+    # Taken before each migration's transaction begins, not inside it: a transaction that
+    # waited for the lock would still see the catalog as it was when it began, without
+    # the tables the other process made meanwhile.
     key = lock_key(schema_name, MIGRATION_LOCK)
-    for number, (name, step) in enumerate(migrations[version:], start=version + 1):
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
-            if current_version(conn, url) >= number:  # another process got there first
-                continue
-            step(conn)
-            stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            for meta_key, value in ((VERSION_KEY, str(number)), (f"migration.{name}", stamp)):
-                conn.execute(
-                    "INSERT INTO meta (key, value) VALUES (%s, %s)"
-                    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (meta_key, value),
-                )
+    conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+    try:
+        for number, (name, step) in enumerate(migrations[version:], start=version + 1):
+            with conn.transaction():
+                if current_version(conn, url) >= number:  # another process got there first
+                    continue
+                step(conn)
+                _record(conn, number, name)
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
     return len(migrations)
+
+
+def _record(conn: Any, number: int, name: str) -> None:
+    """The new schema version, and when this migration ran."""
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    for key, value in ((VERSION_KEY, str(number)), (f"migration.{name}", stamp)):
+        conn.execute(
+            "INSERT INTO meta (key, value) VALUES (%s, %s)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
 
 
 def _ensure_vector_extension(conn: Any) -> None:

@@ -57,20 +57,23 @@ _TURNS = (
 _TURNS_BEFORE = f"{_TURNS} AND seq < %s ORDER BY seq DESC, id DESC LIMIT %s"
 _TURNS_BETWEEN = f"{_TURNS} AND seq BETWEEN %s AND %s ORDER BY seq, id"
 _TURNS_AFTER = f"{_TURNS} AND seq > %s ORDER BY seq, id LIMIT %s"
+# `found` is a matching row's tsvector cut down to the query's stems (every other stem
+# deleted, in C): several times faster than unnesting whole rows in SQL, measured on a dev store.
 _SEARCH = """
 WITH q AS (SELECT term, count(*) AS times FROM unnest(%(terms)s::text[]) AS term GROUP BY term),
 st AS (SELECT docs::float8 AS n, tokens::float8 / GREATEST(docs, 1) AS avgdl
        FROM text_stats WHERE space = %(space)s),
 idf AS (SELECT q.term, q.times * GREATEST(ln((st.n - d.docs + 0.5) / (d.docs + 0.5)), 1e-6) AS w
-        FROM q JOIN text_terms d ON d.space = %(space)s AND d.term = q.term CROSS JOIN st)
-SELECT r.node, sum(idf.w * f.freq * 2.2 / (f.freq + 1.2 * (0.25 + 0.75 * r.tokens / st.avgdl)))
-FROM text_rows r CROSS JOIN st
-CROSS JOIN LATERAL (SELECT u.lexeme, (SELECT sum(CASE x WHEN 'A' THEN 1.0 WHEN 'B' THEN 0.5
-        WHEN 'C' THEN %(context)s ELSE 0.0 END) FROM unnest(u.weights) AS x) AS freq
-    FROM unnest(r.terms) AS u) AS f
-JOIN idf ON idf.term = f.lexeme
-WHERE r.space = %(space)s AND r.terms @@ %(match)s::tsquery {kinds}
-GROUP BY r.node ORDER BY 2 DESC, r.node LIMIT %(limit)s
+        FROM q JOIN text_terms d ON d.space = %(space)s AND d.term = q.term CROSS JOIN st),
+hits AS (SELECT r.node, r.tokens,
+            ts_delete(r.terms, tsvector_to_array(ts_delete(r.terms, %(terms)s::text[]))) AS found
+         FROM text_rows r WHERE r.space = %(space)s AND r.terms @@ %(match)s::tsquery {kinds}),
+tf AS (SELECT h.node, h.tokens, u.lexeme, (SELECT sum(CASE x WHEN 'A' THEN 1.0 WHEN 'B' THEN 0.5
+            WHEN 'C' THEN %(context)s ELSE 0.0 END) FROM unnest(u.weights) AS x) AS freq
+       FROM hits h CROSS JOIN LATERAL unnest(h.found) AS u)
+SELECT tf.node, sum(idf.w * tf.freq * 2.2 / (tf.freq + 1.2 * (0.25 + 0.75 * tf.tokens / st.avgdl)))
+FROM tf JOIN idf ON idf.term = tf.lexeme CROSS JOIN st
+GROUP BY tf.node ORDER BY 2 DESC, tf.node LIMIT %(limit)s
 """
 
 

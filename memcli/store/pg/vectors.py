@@ -21,7 +21,7 @@ import numpy as np
 from memcli.errors import DatabaseError
 from memcli.store.pg import schema
 from memcli.store.pg.base import PgBase
-from memcli.store.pg.connect import here
+from memcli.store.pg.connect import driver, here
 from memcli.store.vectors import KNN_MAX
 
 # Past this many vectors an exact scan costs more than pgvector's HNSW search by enough to
@@ -67,8 +67,30 @@ def _parse(text: str) -> Any:
 class Vectors(PgBase):
     """The `node_vectors` table (made by `ensure_vectors` once the dimension is known)."""
 
+    _vectors_seen = False  # the vector table was there: searches need not ask again
+
     def has_vectors(self) -> bool:
-        return self.run(f"SELECT {here('node_vectors')}").fetchone()[0] is not None
+        """Whether the vector table exists. Once seen it is taken to stay (a question asks
+        several times); a search that finds it dropped since (`reindex` in another
+        process) forgets that and finds nothing."""
+        if self._vectors_seen:
+            return True
+        found = self.run(f"SELECT {here('node_vectors')}").fetchone()[0] is not None
+        self._vectors_seen = found
+        return found
+
+    def _vector_rows(self, statement: str, args: Any) -> list[Any]:
+        """Rows of a read of the vector table; none when another process dropped it."""
+        if not self.has_vectors():
+            return []
+        psycopg = driver()
+        try:
+            return self.run(statement, args).fetchall()
+        except psycopg.errors.UndefinedTable:
+            self._vectors_seen = False
+            if self.in_transaction():  # the error ended the transaction: say so
+                raise
+            return []
 
     def vector_dim(self) -> int | None:
         value = self.get_meta("embedding.dim")
@@ -97,6 +119,7 @@ class Vectors(PgBase):
 
     def drop_vectors(self) -> None:
         self.run("DROP TABLE IF EXISTS node_vectors")
+        self._vectors_seen, self._index_seen = False, None
 
     def put_vectors(self, rows: Iterable[tuple[int, str, str, Any]]) -> None:
         """Store (node id, space, kind, vector) rows, replacing earlier vectors of those nodes."""
@@ -111,9 +134,17 @@ class Vectors(PgBase):
         )
         if not self._indexed() and self._more_than(HNSW_ABOVE):
             self.run(schema.HNSW_INDEX)
+            self._index_seen = True
+
+    _index_seen: bool | None = None  # looked up once per store: until then, exact search
 
     def _indexed(self) -> bool:
-        return self.run(f"SELECT {here('node_vectors_hnsw')}").fetchone()[0] is not None
+        """Whether the HNSW index exists (as it was when this store first asked: an index
+        another process builds meanwhile only makes searches exact, never wrong)."""
+        if self._index_seen is None:
+            found = self.run(f"SELECT {here('node_vectors_hnsw')}").fetchone()[0]
+            self._index_seen = found is not None
+        return self._index_seen
 
     def _more_than(self, count: int) -> bool:
         row = self.run("SELECT 1 FROM node_vectors OFFSET %s LIMIT 1", (count,)).fetchone()
@@ -124,14 +155,14 @@ class Vectors(PgBase):
     ) -> list[tuple[int, float]]:
         """(node id, cosine similarity) of the nearest nodes in a space, best first, equal
         distances by node id (at most KNN_MAX of them, as with SQLite)."""
-        if limit <= 0 or not self.has_vectors():
+        if limit <= 0:
             return []
         limit = min(int(limit), KNN_MAX)
         where = " AND kind = ANY(%(kinds)s::text[])" if kinds else ""
         args = {"q": Vector(vector), "space": space, "kinds": list(kinds or ()), "limit": limit}
         head = "SELECT node, embedding <=> %(q)s FROM node_vectors WHERE space = %(space)s"
         if not self._indexed():
-            rows = self.run(f"{head}{where} ORDER BY 2, node LIMIT %(limit)s", args).fetchall()
+            rows = self._vector_rows(f"{head}{where} ORDER BY 2, node LIMIT %(limit)s", args)
         else:
             rows = self._approximate(f"{head}{where} ORDER BY embedding <=> %(q)s", args)
         return [(int(node), 1.0 - float(d)) for node, d in rows]
@@ -149,9 +180,7 @@ class Vectors(PgBase):
     def get_vectors(self, node_ids: Sequence[int]) -> dict[int, Any]:
         """Stored vectors of the given nodes as numpy arrays (nodes without one are absent)."""
         ids = [int(i) for i in dict.fromkeys(node_ids)]
-        if not ids or not self.has_vectors():
-            return {}
-        rows = self.run(
+        rows = self._vector_rows(
             "SELECT node, embedding::text FROM node_vectors WHERE node = ANY(%s::bigint[])",
             (ids,),
         )
