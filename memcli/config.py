@@ -12,8 +12,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
 from memcli.config_schema import (
     SECTIONS,
     Config,
@@ -79,17 +77,18 @@ def _type_name(typ: Any) -> str:
 
 
 def _bounds(cls: type, name: str) -> tuple[float | None, float | None]:
-    """The (ge, le) bounds declared on a field with Field(ge=..., le=...)."""
-    declared = typing.get_type_hints(cls, include_extras=True)[name].__metadata__
-    rules = [rule for info in declared for rule in getattr(info, "metadata", [])]
-    ge = next((r.ge for r in rules if hasattr(r, "ge")), None)
-    le = next((r.le for r in rules if hasattr(r, "le")), None)
+    """The (ge, le) bounds declared on a field (its `Bounds`)."""
+    rules = typing.get_type_hints(cls, include_extras=True)[name].__metadata__
+    ge = next((r.ge for r in rules if getattr(r, "ge", None) is not None), None)
+    le = next((r.le for r in rules if getattr(r, "le", None) is not None), None)
     return ge, le
 
 
 def _out_of_range(loc: tuple[Any, ...], value: Any, where: str) -> ConfigError:
     """`retrieval.k must be at least 1, got 0` / `... must be in [0, 1], got 2.0`, with a
     fix naming where the value was set (`where`: the file, or a MEMCLI_* variable)."""
+    from pydantic import TypeAdapter
+
     cls, name = _owner(loc), loc[-1]
     typ = typing.get_type_hints(cls)[name]
     shown = TypeAdapter(typ).validate_python(value)  # as converted: 0 -> 0.0 for a float
@@ -172,6 +171,8 @@ def _validate(
 ) -> Config:
     """Settings from nested plain data, or the ConfigError of the first problem found.
     `given`: the sources merged into `data` (see `layers`), to name the one at fault."""
+    from pydantic import TypeAdapter, ValidationError
+
     if _NOT_A_KEY in data:
         raise _unknown_key(_NOT_A_KEY, _keys(Config), where)
     try:
@@ -292,8 +293,21 @@ def load_config(
     merged: dict[str, Any] = {}
     for _, layer in given:
         merged = _merge(merged, layer)
-    cfg = _validate(merged, str(path) if path else "config", given)
+    cfg = _plain(merged) if path is None else None
+    if cfg is None:
+        cfg = _validate(merged, str(path) if path else "config", given)
     return dataclasses.replace(cfg, source_file=str(path) if path else None)
+
+
+def _plain(data: Mapping[str, Any]) -> Config | None:
+    """The settings when nothing but the database and the space is given, as text that
+    needs no conversion (the usual command line): made without pydantic, whose validators
+    cost more than the rest of a short command. None when there is more to check."""
+    if set(data) - {"db", "space"} or not all(isinstance(v, str) for v in data.values()):
+        return None
+    if not str(data.get("space", "default")).strip():
+        return None  # a blank space: validation reports it in its words
+    return Config(**data)
 
 
 def masked(cfg: Config, env: Mapping[str, str] | None = None) -> dict[str, Any]:

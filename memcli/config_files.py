@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memcli.config import SECTIONS, layers, user_config_path
+from memcli.config import SECTIONS, Config, layers, masked, user_config_path
 from memcli.errors import NotFound, UsageError
 
 TEMPLATE = "config.example.yaml"  # shipped inside the memcli package
@@ -77,4 +77,10 @@ def value_sources(
     for key, value in shown.items():
         if key.endswith(".api_key"):
             out[key] = "env" if str(value).startswith("***") else "default"
+    defaults = flatten(masked(Config(), env))
+    for key, source in out.items():
+        # A file that spells out a default (as `config init` writes every key) sets
+        # nothing you would notice: said apart from the values you changed.
+        if source == "file" and key in defaults and shown[key] == defaults[key]:
+            out[key] = "file (= default)"
     return out

@@ -1,19 +1,17 @@
 """The settings' schema: frozen dataclasses whose value rules pydantic checks.
 
-Loading, layering and error messages live in `memcli.config`, which re-exports these names.
+Loading, layering and error messages live in `memcli.config`, which re-exports these names;
+how the rules are declared and checked, in `memcli.config_rules`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, ConfigDict, Field
-from pydantic.dataclasses import dataclass
-
+from memcli.config_rules import Bounds, NotBlank, NullWords, PathList, settings
 from memcli.models import EDGE_TYPES
 
 
@@ -25,38 +23,24 @@ def default_db_path() -> str:
 
 
 # Value rules, declared once and checked by pydantic (the messages are ours: see _message).
-Count = Annotated[int, Field(ge=1)]  # at least one
-Amount = Annotated[int, Field(ge=0)]  # zero or more
-Weight = Annotated[float, Field(ge=0)]
-Share = Annotated[float, Field(ge=0, le=1)]
-Seconds = Annotated[float, Field(ge=0.001)]
-Name = Annotated[str, Field(pattern=r"\S")]  # not blank: '' would be a space no flag can name
+Count = Annotated[int, Bounds(1)]  # at least one
+Amount = Annotated[int, Bounds(0)]  # zero or more
+Weight = Annotated[float, Bounds(0)]
+Share = Annotated[float, Bounds(0, 1)]
+Seconds = Annotated[float, Bounds(0.001)]
+Name = Annotated[str, NotBlank()]  # not blank: '' would be a space no flag can name
+MaybeText = Annotated[str | None, NullWords()]  # '', 'null' and 'none' mean no value
 
 
-def _null_word(value: Any) -> Any:
-    """An environment variable can only say "no value" in words: '', 'null' or 'none'."""
-    return None if isinstance(value, str) and value.lower() in ("", "null", "none") else value
-
-
-MaybeText = Annotated[str | None, BeforeValidator(_null_word)]
-
-
-def _path_list(value: Any) -> Any:
-    """A list of directories; an environment variable gives them joined like $PATH."""
-    value = _null_word(value)
-    if isinstance(value, str):
-        return [part for part in value.split(os.pathsep) if part.strip()]
-    return value
-
-
-MaybePaths = Annotated[list[str] | None, BeforeValidator(_path_list)]
-MaybeNames = Annotated[list[Name] | None, BeforeValidator(_path_list)]
+MaybePaths = Annotated[list[str] | None, PathList()]  # env: joined like $PATH
+MaybeNames = Annotated[list[Name] | None, PathList()]
 
 # Unknown keys are errors; numbers are accepted where text is expected (model: 7).
-_RULES = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+_RULES: dict[str, Any] = {"extra": "forbid", "coerce_numbers_to_str": True}
 
 
-@dataclass(frozen=True, config=_RULES)
+@dataclasses.dataclass(frozen=True)
+@settings(_RULES)
 class EmbeddingConfig:
     provider: str = "local"  # local | ollama | openai | none
     model: str = "all-MiniLM-L6-v2"
@@ -76,7 +60,8 @@ class EmbeddingConfig:
     threads: Amount = 0  # onnxruntime threads; 0 = one per CPU
 
 
-@dataclass(frozen=True, config=_RULES)
+@dataclasses.dataclass(frozen=True)
+@settings(_RULES)
 class LLMConfig:
     provider: str = "none"  # ollama | openai | none
     model: str = ""
@@ -88,7 +73,8 @@ class LLMConfig:
     concurrency: Count = 2
 
 
-@dataclass(frozen=True, config=_RULES)
+@dataclasses.dataclass(frozen=True)
+@settings(_RULES)
 class RetrievalConfig:
     strategy: str = "hybrid"
     k: Count = 10  # hits returned
@@ -154,7 +140,8 @@ class RetrievalConfig:
         return {t: getattr(self, f"edge_{t.lower()}") for t in EDGE_TYPES}
 
 
-@dataclass(frozen=True, config=_RULES)
+@dataclasses.dataclass(frozen=True)
+@settings(_RULES)
 class ConsolidationConfig:
     buffer_tokens: Count = 2048  # an open session buffer is segmented once it passes this
     chunk_tokens: Count = 500  # new episodes per fact-extraction prompt
@@ -182,7 +169,8 @@ class ConsolidationConfig:
 MIB = 1 << 20
 
 
-@dataclass(frozen=True, config=_RULES)
+@dataclasses.dataclass(frozen=True)
+@settings(_RULES)
 class IngestConfig:
     # How much of the input is held in memory at once: a line of a line format (JSONL,
     # transcript) is read up to max_message_bytes and never whole.
@@ -191,7 +179,8 @@ class IngestConfig:
     mask_secrets: bool = True  # API keys, tokens, private keys, passwords -> [secret sk-…2f9a]
 
 
-@dataclass(frozen=True, config=_RULES)
+@dataclasses.dataclass(frozen=True)
+@settings(_RULES)
 class McpConfig:
     token: MaybeText = None  # bearer token `mcp --http` requires; None = a new one per start
     ingest_dirs: MaybePaths = None  # where the ingest tool may read; None = anywhere on stdio,
@@ -200,7 +189,8 @@ class McpConfig:
     allow_forget_all: bool = False  # forget may select a whole space (sessions "*")
 
 
-@dataclass(frozen=True, config=_RULES)
+@dataclasses.dataclass(frozen=True)
+@settings(_RULES)
 class Config:
     db: MaybeText = None  # None = default_db_path()
     space: Name = "default"

@@ -9,8 +9,6 @@ import warnings
 from datetime import date, datetime, timezone
 from functools import lru_cache
 
-from dateutil import parser as date_parser
-
 # Unix epoch numbers above this are taken as milliseconds: 1e11 seconds is the year 5138,
 # while 1e11 milliseconds is only March 1973.
 EPOCH_MS_THRESHOLD = 1e11
@@ -62,6 +60,8 @@ def _from_text(value: str) -> str | None:
     moment = parse_iso(value)
     if moment is not None:
         return _iso(moment)
+    from dateutil import parser as date_parser  # here: reading ISO dates never needs it
+
     try:  # not strict ISO; let dateutil try the human formats
         with warnings.catch_warnings():
             # An unknown zone name ("PST") only loses the offset; it is not worth a warning.

@@ -139,3 +139,23 @@ class EmbeddingMismatch(DatabaseError):
             fix="run `memcli reindex` to re-embed the store with the configured model, "
             "or set embedding.provider/model back to what the store uses",
         )
+
+
+def damaged_store(exc: BaseException) -> DatabaseError | None:
+    """SQLite's report that the store file is damaged (a corrupted page, a file that is
+    not a database) as the DatabaseError that says what to do; None for anything else."""
+    if isinstance(exc, MemcliError):
+        return None
+    name = getattr(exc, "sqlite_errorname", "")
+    text = str(exc)
+    damaged = name in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or (
+        type(exc).__name__ == "DatabaseError" and ("malformed" in text or "not a database" in text)
+    )
+    if not damaged:
+        return None
+    return DatabaseError(
+        f"the store file is damaged ({text}): memcli cannot read part of it",
+        fix="restore it from a backup (or import a `memcli export` dump into a new --db); "
+        "`sqlite3 FILE 'PRAGMA integrity_check'` shows what is damaged, and `memcli export` "
+        "may still save what can be read",
+    )

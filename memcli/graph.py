@@ -276,3 +276,21 @@ def write_graph(
         path = Path(tmp) / f"graph.{fmt}"
         getattr(graph, f"write_{fmt}")(str(path))
         return path.read_text(encoding="utf-8")
+
+
+def layout(
+    count: int, edges: Sequence[tuple[int, int]], centre: int = 0
+) -> list[tuple[float, float]]:
+    """Positions in [0, 1]² of `count` vertices joined by `edges` (vertex indices), for
+    drawing a small graph: igraph's Kamada-Kawai from a circle, so the same graph is
+    always drawn the same way; `centre` is placed in the middle."""
+    import igraph
+
+    if count == 1:
+        return [(0.5, 0.5)]
+    graph = igraph.Graph(n=count, edges=list(edges))
+    coords = graph.layout_kamada_kawai().coords
+    cx, cy = coords[centre]
+    shifted = [(x - cx, y - cy) for x, y in coords]
+    reach = max((max(abs(x), abs(y)) for x, y in shifted), default=1.0) or 1.0
+    return [(0.5 + 0.5 * x / reach, 0.5 + 0.5 * y / reach) for x, y in shifted]

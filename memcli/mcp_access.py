@@ -44,6 +44,7 @@ class Access:
     def for_server(cls, cfg: Config, *, http: bool, forget_all: bool = False) -> Access:
         """The rules for a server over stdio or HTTP, from `mcp.*` settings and flags."""
         dirs = cfg.mcp.ingest_dirs
+        allowed: tuple[Path, ...] | None
         if dirs is None:
             allowed = () if http else None
         else:

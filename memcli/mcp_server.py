@@ -31,7 +31,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
 from memcli.config import Config
-from memcli.errors import ConfigError, LLMNotConfigured, MemcliError, UsageError
+from memcli.errors import ConfigError, LLMNotConfigured, MemcliError, UsageError, damaged_store
 from memcli.mcp_access import Access, BearerAuth
 from memcli.memory import Memory
 from memcli.ops.prune import Selection
@@ -134,6 +134,9 @@ def _tool_errors(fn: F) -> F:
         except MemcliError as exc:
             raise ToolError(str(exc)) from None
         except Exception as exc:
+            damaged = damaged_store(exc)
+            if damaged is not None:
+                raise ToolError(str(damaged)) from None
             log.error("%s failed:\n%s", fn.__name__, traceback.format_exc())
             raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from None
 

@@ -36,7 +36,7 @@ class Memory(MemoryBase):
         from memcli import Memory
 
         with Memory.open("~/memory.db") as mem:
-            mem.add("We booked the Alfama hotel for 3-6 May", role="user")
+            mem.add("We booked the Alfama hotel for 3-6 May", role="user", time="2024-03-02")
             print(mem.recall("Which hotel did we book?").context)
 
     `Memory(cfg)` takes a ready Config instead. Models are created on first use, so work
@@ -136,6 +136,7 @@ class Memory(MemoryBase):
         strategy: str | None = None,
         k: int | None = None,
         context_only: bool = False,
+        explain: bool = False,
     ) -> Answer:
         """Retrieve memories for a question, pack them, and answer with the configured LLM.
 
@@ -143,18 +144,29 @@ class Memory(MemoryBase):
         subject groups (`about`) and the ranked `hits`. Without an LLM configured, asking
         for an answer raises LLMNotConfigured. `strategy`: hybrid (default), dwpr, gam,
         lexical, semantic, or the entity-graph traversals beam, watercircles and astar.
+        With `explain`, each hit's `why` and `via` say why it ranked, where the strategy
+        can (memcli.retrieval.explain); the ranking is the same.
 
             >>> print(mem.ask("Which hotel did we book?", context_only=True).context)
         """
         from memcli.ops.ask import ask
 
         self.require_space(_API_SPACE)
-        return ask(self, question, strategy=strategy, k=k, context_only=context_only)
+        return ask(
+            self, question, strategy=strategy, k=k, context_only=context_only, explain=explain
+        )
 
-    def recall(self, question: str, *, strategy: str | None = None, k: int | None = None) -> Answer:
+    def recall(
+        self,
+        question: str,
+        *,
+        strategy: str | None = None,
+        k: int | None = None,
+        explain: bool = False,
+    ) -> Answer:
         """The packed memory and ranked hits for a question, without an LLM (`ask` with
         `context_only=True`)."""
-        return self.ask(question, strategy=strategy, k=k, context_only=True)
+        return self.ask(question, strategy=strategy, k=k, context_only=True, explain=explain)
 
     def consolidate(
         self,

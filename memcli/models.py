@@ -113,15 +113,21 @@ class Edge:
 
 @dataclass
 class Hit:
-    """One retrieved node with its score and the refs of the episodes behind it."""
+    """One retrieved node with its score and the refs of the episodes behind it.
+
+    `why` and `via` say why it ranked, when the strategy was asked to and can
+    (memcli.retrieval.explain holds the contract): `why` the score's parts by signal,
+    `via` the node ids of the graph path that brought a hit that was not a direct match."""
 
     node: Node
     score: float
     sources: list[str] = field(default_factory=list)
+    why: dict[str, float] | None = None
+    via: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         n = self.node
-        return {
+        out: dict[str, Any] = {
             "node_id": n.node_id,
             "kind": n.kind,
             "ref": n.ref,
@@ -132,6 +138,10 @@ class Hit:
             "score": round(self.score, 6),
             "sources": self.sources,
         }
+        if self.why is not None:  # explained (ask --explain)
+            out["why"] = {k: round(v, 6) for k, v in self.why.items()}
+            out["via"] = self.via
+        return out
 
 
 @dataclass
@@ -197,6 +207,8 @@ class Answer:
     # What the answer cost: llm_calls, cache_hits, prompt_tokens, completion_tokens (tokens
     # as recorded, also for cached replies). For library callers; not part of --json.
     usage: dict[str, int] = field(default_factory=dict)
+    # Node ids of the hits that made it into `context` (for library callers, `memcli ui`).
+    packed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -99,11 +99,6 @@ def word_count(text: str) -> int:
     return len(text.split())
 
 
-def first_words(text: str, count: int) -> str:
-    """The text's first `count` words, an ellipsis marking the cut."""
-    return " ".join(text.split()[:count]) + " …"
-
-
 def one_line(text: str) -> str:
     """The text with every run of whitespace (newlines included) made one space."""
     return " ".join(text.split())
@@ -140,3 +135,23 @@ def canonical_key(surface: str) -> str:
     folded = unicodedata.normalize("NFKD", strip_possessive(surface.strip()))
     folded = "".join(c for c in folded if not unicodedata.combining(c)).casefold()
     return " ".join(re.sub(r"[^\w+#\s]|_", "", part) for part in folded.split()).strip()
+
+
+# What a terminal would act on rather than show: C0 controls but tab and newline (ESC starts
+# screen-clearing and title-setting sequences, CR overwrites the line, BEL rings), DEL, the
+# C1 controls (U+009B is a one-byte CSI), and the bidi overrides that reorder what is shown.
+_TERMINAL_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with every control character a terminal would act on shown as an escape
+    (`\\x1b`, `\\r`, `\\u202e`) instead; tabs and newlines stay."""
+    return _TERMINAL_CONTROL.sub(_escape, text)
+
+
+def _escape(found: re.Match[str]) -> str:
+    char = found.group()
+    if char == "\r":
+        return "\\r"
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"

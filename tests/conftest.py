@@ -58,6 +58,57 @@ def dev_store(stores: StoreCache, tmp_path: Path) -> Built:
     return stores.copy("locomo-dev", tmp_path / "memory.db")
 
 
+#: .ci/run sets this: there a browser test that cannot run fails instead of skipping.
+BROWSER_REQUIRED_ENV = "MEMCLI_BROWSER_TESTS"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+# Headless and quiet: no network of its own, no updates, no sync, a fresh profile.
+CHROMIUM_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--disable-dev-shm-usage", "--window-size=1200,1000",
+)  # fmt: skip
+
+
+def _browser_missing() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
+    if missing:
+        return f"{' and '.join(missing)} missing (apt-get install chromium chromium-driver)"
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -e '.[ui-test]')"
+    return None
+
+
+@pytest.fixture
+def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
+    """Debian's headless Chromium driven by selenium through /usr/bin/chromedriver (never
+    a downloaded browser); skips where it is missing, except under .ci/run, where it fails."""
+    import os
+
+    why = _browser_missing()
+    if why is not None:
+        if os.environ.get(BROWSER_REQUIRED_ENV) == "required":
+            pytest.fail(f"browser tests are required here ({BROWSER_REQUIRED_ENV}), but {why}")
+        pytest.skip(why)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    monkeypatch.setenv("SE_OFFLINE", "true")  # selenium's manager must fetch nothing
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
     """A real Postgres server with pgvector for the session (see tests/pg_server.py)."""

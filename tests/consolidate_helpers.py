@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from memcli.config import Config, ConsolidationConfig, EmbeddingConfig, LLMConfig
+from memcli.consolidate.normalize import canonical_tokens
 from memcli.memory import Memory
 from tests.fakeserver import FakeModelServer
 
@@ -96,3 +97,9 @@ def long_chat(path: Path, sessions: int) -> Path:
 def graph_counts(mem: Memory) -> tuple[dict[str, int], dict[str, int]]:
     """(nodes by kind, edges by type) of the memory's space."""
     return mem.store.count_nodes(mem.space), mem.store.count_edges(mem.space)
+
+
+def canonical_label(label: str) -> str:
+    """The snake_case label `canonical_tokens` gives a concept ('' when nothing is left), as
+    the concept index stores it."""
+    return "_".join(canonical_tokens(label))

@@ -1,4 +1,5 @@
-"""Helpers shared by the prune and reliability tests: configs and raw-file checks."""
+"""Helpers many tests share: a config file in tmp_path, and raw reads of a store file (bytes,
+counts, integrity)."""
 
 from __future__ import annotations
 

@@ -161,3 +161,24 @@ def test_a_saved_run_is_compared_question_by_question(
     del record["variants"]["old"]
     with pytest.raises(SystemExit, match="did not ask this run's chat questions"):
         genres.merge_saved(record, [str(saved)])
+
+
+def _row(conversation: str, index: int, recall: float) -> dict[str, Any]:
+    return {"conversation": conversation, "index": index, "question": f"q{index}",
+            "category": "t", "recall": {"10": recall}, "latency_s": 0.01}  # fmt: skip
+
+
+def test_halves_compare_on_each_half_of_a_genres_conversations() -> None:
+    # Two conversations of 30 questions; the variant wins on every question of "a" only.
+    base = [_row(c, i, 0.0) for c in ("a", "b") for i in range(30)]
+    better = [_row(r["conversation"], r["index"], float(r["conversation"] == "a")) for r in base]
+    record = {
+        "genres": {"g": {"conversations": ["a", "b"]}},
+        "variants": {"base": {"genres": {"g": base}}, "new": {"genres": {"g": better}}},
+    }
+    args = genres.parse_args(["--resamples", "500"])
+    table = genre_report.halves_table(record, "base", "g", args)
+    assert table[2] == "| variant | Δ A: a (30 q) | Δ B: b (30 q) |"
+    assert table[4] == "| new | +100.0 [+100.0, +100.0] * | +0.0 [+0.0, +0.0] |"
+    record["genres"]["g"]["conversations"] = ["a"]
+    assert "no halves" in genre_report.halves_table(record, "base", "g", args)[0]

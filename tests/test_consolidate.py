@@ -16,10 +16,9 @@ from typing import Any
 
 import pytest
 
-from memcli.consolidate.normalize import canonical_label
 from memcli.errors import ProviderUnreachable, UsageError
 from memcli.memory import Memory
-from tests.consolidate_helpers import config, graph_counts, ingested, opened
+from tests.consolidate_helpers import canonical_label, config, graph_counts, ingested, opened
 from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer, refused_url
 from tests.stores import LOCOMO_DEV, Built, StoreCache

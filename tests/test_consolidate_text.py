@@ -11,13 +11,14 @@ from hypothesis import strategies as st
 
 from memcli.consolidate.buffer import Buffer, ended_sessions, pending_buffers, take_window
 from memcli.consolidate.concept_index import ConceptIndex
-from memcli.consolidate.normalize import canonical_label, near_duplicate, singular
+from memcli.consolidate.normalize import near_duplicate, singular
 from memcli.consolidate.phrases import Corpus, is_generic, key_phrases, name_tokens, phrases
 from memcli.consolidate.segment import choose_boundaries, depth_scores, enforce_min_turns
 from memcli.dates import partial_date as normalize_fact_date
 from memcli.models import Node
 from memcli.store import open_store
 from memcli.timeexpr import resolve_relative
+from tests.consolidate_helpers import canonical_label
 
 # -- concept labels ------------------------------------------------------------------------
 

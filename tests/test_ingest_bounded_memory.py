@@ -27,7 +27,7 @@ def memcli(tmp_path: Path, *args: str) -> list[str]:
 def test_endless_input_is_refused_with_bounded_memory(tmp_path: Path) -> None:
     run = run_measured(memcli(tmp_path, "ingest", "--format", "jsonl", "/dev/zero"),
                        env=clean_env(), cwd=REPO)  # fmt: skip
-    assert not run.killed and run.returncode == 4, run.stderr
+    assert not run.killed and run.returncode == 4, run
     assert "/dev/zero:1: looks like a binary file" in run.stderr
     assert run.peak_mb < LIMIT_MB, run.peak_mb
 
@@ -40,7 +40,7 @@ def test_a_200_mb_line_is_measured_not_held(tmp_path: Path, fmt: str | None) -> 
             out.write(b"x" * MB)
     options = ["--format", fmt] if fmt else []
     run = run_measured(memcli(tmp_path, "ingest", *options, str(big)), env=clean_env(), cwd=REPO)
-    assert not run.killed and run.returncode == 4, run.stderr
+    assert not run.killed and run.returncode == 4, run
     assert f"{big}:1: " in run.stderr and "is 209715200 bytes, over the 1 MiB limit" in run.stderr
     assert "raise ingest.max_message_bytes" in run.stderr and "--skip-invalid" in run.stderr
     assert run.peak_mb < LIMIT_MB, run.peak_mb

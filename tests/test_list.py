@@ -39,7 +39,7 @@ def test_newest_first_one_line_each_with_ids_that_inspect_and_prune_take(cli: Me
     result = cli.ok("list", "--limit", 3)
     lines = result.stdout.splitlines()
     assert [line.split()[0] for line in lines] == ["ep22", "ep21", "ep20"]
-    assert lines[0] == "ep22  2024-06-05 19:02  untitled [c9d8e7f6]  human: Pebble it is."
+    assert lines[0] == "ep22  2024-06-05 19:02  untitled [c9d8e7f6]  user: Pebble it is."
     assert result.stderr == "1-3 of 22, newest first; next: --offset 3 (or --page 2)\n"
     everything = cli.json("list", "--limit", 0)
     stamps = [r["timestamp"] for r in everything]

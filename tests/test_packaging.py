@@ -65,6 +65,8 @@ def test_the_wheel_holds_every_module_and_prompt(wheel: Path) -> None:
     assert {"memcli/prompts/answer.md", "memcli/prompts/facts.md"} <= prompts
     assert prompts <= names, sorted(prompts - names)
     assert "memcli/config.example.yaml" in names  # what `memcli config init` writes
+    assets = {f"memcli/ui/static/{p.name}" for p in (ROOT / "memcli" / "ui" / "static").iterdir()}
+    assert {"memcli/ui/static/ui.css", "memcli/ui/static/ui.js"} <= assets <= names  # memcli ui
     [entry_points] = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     parser = configparser.ConfigParser()
     parser.read_string(zipfile.ZipFile(wheel).read(entry_points).decode())

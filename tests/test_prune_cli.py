@@ -230,8 +230,8 @@ def test_prune_waits_for_no_running_consolidation(cli_db: tuple[Memcli, Graph]) 
         )
     result = cli("prune", "--session", "s1", "--yes")
     assert result.exit_code == 7 and result.stdout == ""
-    assert "a consolidation is running (pid 4242 on another-host" in result.stderr
-    assert "nothing was removed" in result.stderr
+    assert "lock is held by pid 4242 on host another-host" in result.stderr
+    assert "nothing was removed" in result.stderr and "memcli consolidate --unlock" in result.stderr
     with open_store(cli.db) as store:
         assert len(remaining(store)) == len(ALL)
         store.conn.execute("DELETE FROM locks")

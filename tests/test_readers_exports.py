@@ -133,21 +133,21 @@ def test_claude_text_blocks_files_and_the_current_branch() -> None:
     items = records(claude, CLAUDE.read_text())
     garden = "Garden watering schedule [3b1f7c52]"
     assert summary(items) == [
-        ("human", garden, "m-1", "2024-06-02T08:15:03+00:00",
+        ("user", garden, "m-1", "2024-06-02T08:15:03",
          "The raised beds dry out by noon. How often should I water?"),
         # Thinking, tool use and tool results are left out; the text blocks are joined.
-        ("assistant", garden, "m-2", "2024-06-02T08:15:20+00:00",
+        ("assistant", garden, "m-2", "2024-06-02T08:15:20",
          "Water deeply every morning in hot spells, and mulch the beds.\n\n"
          "Five to eight centimetres of mulch is enough."),
         # A message of files only: the files named, their contents not stored.
-        ("human", garden, "m-3", "2024-06-02T08:19:00+00:00",
+        ("user", garden, "m-3", "2024-06-02T08:19:00",
          "[attached file: soil-test.txt]\n[attached file: bed-photo.png]"),
         # An untitled conversation; only the branch that ends at the current leaf.
-        ("human", "untitled [c9d8e7f6]", "b-1", "2024-06-05T19:00:10+00:00",
+        ("user", "untitled [c9d8e7f6]", "b-1", "2024-06-05T19:00:10",
          "Suggest a name for a grey cat."),
-        ("assistant", "untitled [c9d8e7f6]", "b-2b", "2024-06-05T19:01:15+00:00",
+        ("assistant", "untitled [c9d8e7f6]", "b-2b", "2024-06-05T19:01:15",
          "How about Pebble?"),
-        ("human", "untitled [c9d8e7f6]", "b-3b", "2024-06-05T19:02:00+00:00", "Pebble it is."),
+        ("user", "untitled [c9d8e7f6]", "b-3b", "2024-06-05T19:02:00", "Pebble it is."),
     ]  # fmt: skip
     assert items[0].props == {  # type: ignore[union-attr]
         "conversation_id": "3b1f7c52-2d44-4e0a-9a61-5e2b8c0d1f11",

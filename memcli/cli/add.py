@@ -9,7 +9,6 @@ import typer
 
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
-from memcli.present.ingest import show_added
 
 Text = Annotated[str, typer.Argument(help="The text to remember; '-' reads it from stdin.")]
 Role = Annotated[
@@ -62,6 +61,7 @@ def add(
       memcli --json add --time 2024-05-03T09:30 "Flight lands at 9:30"
     """
     from memcli.ops.add import read_text
+    from memcli.present.ingest import show_added
 
     with memory(state, create=True) as mem:
         limit = mem.cfg.ingest.max_message_bytes

@@ -11,7 +11,6 @@ import typer
 from memcli.cli.common import State, check_strategy, memory, with_state
 from memcli.cli.root import app
 from memcli.errors import UsageError
-from memcli.present.answer import show_answer
 
 if TYPE_CHECKING:
     from memcli.models import Answer
@@ -23,6 +22,14 @@ ContextOnly = Annotated[
 K = Annotated[
     int | None,
     typer.Option("-k", "--k", min=1, help="Hits to return and to pack into the context."),
+]
+Explain = Annotated[
+    bool,
+    typer.Option(
+        "--explain",
+        help="Say why each hit ranked: its score by signal and the graph path that brought"
+        " it (--json: why, via), where the strategy says so (hybrid does).",
+    ),
 ]
 Strategy = Annotated[
     str | None,
@@ -42,6 +49,7 @@ def ask(
     context_only: ContextOnly = False,
     k: K = None,
     strategy: Strategy = None,
+    explain: Explain = False,
 ) -> None:
     """Answer from memory with citations, or print the packed memory with --context-only.
 
@@ -59,8 +67,12 @@ def ask(
 
       memcli --json ask --strategy lexical -k 5 --context-only "chess club"
 
+      memcli --json ask --explain -k 3 --context-only "chess club"
+
       printf 'Q1\\nQ2\\n' | memcli --json ask --context-only -
     """
+    from memcli.present.answer import show_answer
+
     batch = question == "-"
     if not question.strip():
         raise UsageError(
@@ -73,8 +85,10 @@ def ask(
             if batch and not q:
                 answer = _blank()
             else:
-                answer = mem.ask(q, strategy=strategy, k=k, context_only=context_only)
-            show_answer(state.out, answer, one_line=batch)
+                answer = mem.ask(
+                    q, strategy=strategy, k=k, context_only=context_only, explain=explain
+                )
+            show_answer(state.out, answer, one_line=batch, explain=explain)
 
 
 def _stdin_lines() -> Iterator[str]:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from memcli.cli.helptext import paragraphs
-from memcli.errors import MemcliError, Terminated, UsageError, did_you_mean
+from memcli.errors import MemcliError, Terminated, UsageError, damaged_store, did_you_mean
 from memcli.present.output import Output, silence_stdout
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# Text, not Path: a Path turns --db "" into ".", and an empty --db is a mistake to report.
 DbOpt = Annotated[
     str | None,
     typer.Option(
@@ -43,6 +44,24 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout.")]
 _NOT_USED = "Not used: each conversation gets its own temporary store."
 UnusedDbOpt = Annotated[str | None, typer.Option("--db", help=_NOT_USED, show_default=False)]
 UnusedSpaceOpt = Annotated[str | None, typer.Option("--space", help=_NOT_USED)]
+VerboseOpt = Annotated[
+    int, typer.Option("-v", "--verbose", count=True, help="More detail.", show_default=False)
+]
+QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Only data and errors.")]
+
+
+def db_path(value: str | Path | None) -> str | None:
+    """The --db value (a path, or a postgresql:// URL, which a Path would mangle); a
+    UsageError for an empty one."""
+    if value is None:
+        return None
+    if not str(value).strip():
+        raise UsageError(
+            "--db must not be empty",
+            fix="pass the store's file (e.g. --db ~/memory.db), or leave --db out for the "
+            "default (memcli config show prints it)",
+        )
+    return str(value)
 
 
 @dataclass
@@ -58,10 +77,15 @@ class State:
     debug: bool = False
     _out: Output | None = field(default=None, repr=False)
 
-    def merge(self, db: str | None, space: str | None, json_mode: bool) -> State:
-        self.db = db or self.db
+    def merge(
+        self, db: str | None, space: str | None, json_mode: bool, quiet: bool = False,
+        verbose: int = 0,
+    ) -> State:  # fmt: skip
+        self.db = db_path(db) or self.db
         self.space = space or self.space
         self.json = self.json or json_mode
+        self.quiet = self.quiet or quiet
+        self.verbose += verbose
         self._out = None
         return self
 
@@ -103,6 +127,7 @@ TERMINATED = 143  # 128 + SIGTERM, as shells report a process ended by it
 
 def describe(exc: BaseException) -> tuple[str, str | None, int]:
     """The message, fix and exit code that report an exception."""
+    exc = damaged_store(exc) or exc
     if isinstance(exc, MemcliError):
         return exc.message, exc.fix, exc.exit_code
     if isinstance(exc, Terminated):
@@ -119,6 +144,7 @@ def _fail(state: State, exc: BaseException) -> typer.Exit:
     if isinstance(exc, BrokenPipeError):
         silence_stdout()
         return typer.Exit(0)
+    exc = damaged_store(exc) or exc
     message, fix, code = describe(exc)
     out = state.out
     if isinstance(exc, (MemcliError, KeyboardInterrupt)) or out.json:
@@ -134,6 +160,8 @@ def _fail(state: State, exc: BaseException) -> typer.Exit:
 
 # The per-command options a command can take, with their defaults.
 _SHARED = {"db": (DbOpt, None), "space": (SpaceOpt, None), "json_mode": (JsonOpt, False)}
+# Taken by every command, before or after its name, as by the root command.
+_ALWAYS = {"quiet": (QuietOpt, False), "verbose": (VerboseOpt, 0)}
 _UNUSED = {"db": (UnusedDbOpt, None), "space": (UnusedSpaceOpt, None)}
 _KIND = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
@@ -152,6 +180,8 @@ def _signature(
         params.append(
             own.get(name) or inspect.Parameter(name, _KIND, annotation=annotation, default=default)
         )
+    for name, (kind, value) in _ALWAYS.items():
+        params.append(inspect.Parameter(name, _KIND, annotation=kind, default=value))
     ctx = inspect.Parameter("ctx", _KIND, annotation=typer.Context)
     return sig.replace(parameters=[ctx, *params])
 
@@ -169,8 +199,9 @@ def with_state(*shared: str, unused: bool = False) -> Callable[[F], F]:
         def wrapper(ctx: typer.Context, **kwargs: Any) -> Any:
             values = {name: kwargs[name] if name in own else kwargs.pop(name) for name in shared}
             state = get_state(ctx).merge(
-                values.get("db"), values.get("space"), values.get("json_mode", False)
-            )
+                values.get("db"), values.get("space"), values.get("json_mode", False),
+                quiet=kwargs.pop("quiet", False), verbose=kwargs.pop("verbose", 0),
+            )  # fmt: skip
             given = {"ctx": ctx, "state": state}
             kwargs.update({name: value for name, value in given.items() if name in own})
             try:

@@ -9,7 +9,6 @@ import typer
 from memcli.cli.common import State, with_state
 from memcli.cli.helptext import paragraphs
 from memcli.cli.root import app
-from memcli.present.config import show_config, show_config_written
 
 config_app = typer.Typer(no_args_is_help=False, rich_markup_mode="rich")
 app.add_typer(config_app, name="config")
@@ -69,6 +68,7 @@ that holds each one (api_key_env).
 def _show(state: State) -> None:
     from memcli.config import masked
     from memcli.config_files import flatten, value_sources
+    from memcli.present.config import show_config
 
     cfg = state.config_obj()
     shown = masked(cfg)
@@ -98,6 +98,7 @@ def config_show(state: State) -> None:
 def config_init(state: State, path: InitPath = None, force: Force = False) -> None:
     """`memcli config init` (help in INIT_HELP)."""
     from memcli.config_files import init_config
+    from memcli.present.config import show_config_written
 
     written = init_config(path, force=force)
     show_config_written(state.out, str(written))

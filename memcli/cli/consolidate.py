@@ -9,7 +9,6 @@ import typer
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
 from memcli.errors import WorkLeftPending
-from memcli.present.consolidate import show_consolidation
 
 if TYPE_CHECKING:
     from memcli.consolidate.reports import ConsolidateReport
@@ -33,6 +32,14 @@ DryRun = Annotated[
     bool, typer.Option("--dry-run", help="Show what is pending; write nothing, call no model.")
 ]
 NoLLM = Annotated[bool, typer.Option("--no-llm", help="Run only the stages that need no LLM.")]
+Unlock = Annotated[
+    bool,
+    typer.Option(
+        "--unlock",
+        help="Only release a consolidation lock left by a run on another host or container "
+        "(refused while its process runs here).",
+    ),
+]
 
 
 @app.command()
@@ -44,6 +51,7 @@ def consolidate(
     limit: Limit = None,
     dry_run: DryRun = False,
     no_llm: NoLLM = False,
+    unlock: Unlock = False,
 ) -> None:
     """Distil stored turns into segments, facts, concepts, reflections and topic links, and
     embed the new words of turns (ask searches a question's related words with them).
@@ -55,6 +63,10 @@ def consolidate(
 
     When model calls failed and left work pending, the run exits 8 with one error line
     (the only output under -q); the next run retries that work.
+
+    A lock left by a run that died on this host is taken over. One held on another host or
+    container cannot be checked: the run exits 7 naming it, and `memcli consolidate
+    --unlock` releases it once you know no run is going on there.
 
     [b]Examples[/b]
 
@@ -68,6 +80,11 @@ def consolidate(
 
       */15 * * * * memcli --db ~/memory.db -q consolidate   (crontab)
     """
+    if unlock:
+        _unlock(state)
+        return
+    from memcli.present.consolidate import show_consolidation
+
     with memory(state, write=not dry_run) as mem:
         report = mem.consolidate(
             flush=flush, stages=stage, limit=limit, dry_run=dry_run, no_llm=no_llm,
@@ -75,6 +92,23 @@ def consolidate(
         )  # fmt: skip
     show_consolidation(state.out, report)
     _check_failures(report)
+
+
+def _unlock(state: State) -> None:
+    """Release the consolidation lock and say whose it was."""
+    from memcli.ops.consolidate import release_lock
+
+    with memory(state, write=True, any_space=True) as mem:
+        holder = release_lock(mem)
+    if state.out.json:
+        state.out.record({"released": holder is not None, "holder": holder})
+    elif holder is None:
+        state.out.info("no consolidation lock was held")
+    else:
+        state.out.info(
+            f"released the consolidation lock of pid {holder['pid']} on {holder['host']} "
+            f"(since {holder['since']})"
+        )
 
 
 def _check_failures(report: ConsolidateReport) -> None:

@@ -12,7 +12,6 @@ from memcli.cli.common import State, check_strategy, need_command, with_state
 from memcli.cli.helptext import prose
 from memcli.cli.root import app
 from memcli.errors import UsageError
-from memcli.present.eval import show_eval
 
 eval_app = typer.Typer(rich_markup_mode="rich")
 app.add_typer(eval_app, name="eval")
@@ -54,6 +53,7 @@ def _run(
     consolidate: bool,
 ) -> None:
     """Run one benchmark over `target` with the options every eval command shares."""
+    from memcli.present.eval import show_eval
     from memcli.present.output import check_writable
 
     names = [s.strip() for s in strategy.split(",") if s.strip()]

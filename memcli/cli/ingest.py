@@ -8,7 +8,6 @@ import typer
 
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
-from memcli.present.ingest import show_ingest
 
 Files = Annotated[
     list[str], typer.Argument(help="Files to store (gzip-compressed too); '-' reads stdin.")
@@ -54,6 +53,8 @@ def ingest(
 
       memcli --json ingest locomo10.json
     """
+    from memcli.present.ingest import show_ingest
+
     with memory(state, create=True) as mem:
         progress = state.out.progress()
         report = mem.ingest(

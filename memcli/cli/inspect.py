@@ -9,7 +9,6 @@ import typer
 
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
-from memcli.present.inspect import show_document, show_node, show_stats
 
 inspect_app = typer.Typer(no_args_is_help=False, rich_markup_mode="rich")
 app.add_typer(inspect_app, name="inspect")
@@ -31,6 +30,8 @@ OutputPath = Annotated[
 
 
 def _stats(state: State) -> None:
+    from memcli.present.inspect import show_stats
+
     with memory(state) as mem:
         show_stats(state.out, mem.stats())
 
@@ -79,6 +80,8 @@ def inspect_node(state: State, node_id: NodeId) -> None:
 
       memcli --json inspect node fa3
     """
+    from memcli.present.inspect import show_node
+
     with memory(state) as mem:
         show_node(state.out, mem.node_view(node_id))
 
@@ -117,6 +120,7 @@ def inspect_graph(state: State, fmt: GraphFormat = None, output: OutputPath = No
       memcli inspect graph -o graph.json    # the format follows the suffix
     """
     from memcli.ops.graph_export import choose_format
+    from memcli.present.inspect import show_document
 
     chosen = choose_format(fmt, state.json, output)
     with memory(state) as mem:

@@ -9,7 +9,6 @@ import typer
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.helptext import paragraphs
 from memcli.cli.root import app
-from memcli.present.listing import show_page
 
 Kinds = Annotated[
     list[str] | None,
@@ -67,6 +66,7 @@ def list_memories(
 ) -> None:  # fmt: skip
     """`memcli list` (help in HELP)."""
     from memcli.ops.listing import ListQuery
+    from memcli.present.listing import show_page
 
     query = ListQuery(
         tuple(kind or ()), tuple(session or ()), tuple(source or ()),

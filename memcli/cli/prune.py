@@ -10,7 +10,6 @@ import typer
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
 from memcli.errors import UsageError
-from memcli.present.prune import show_prune
 
 if TYPE_CHECKING:
     from memcli.memory import Memory
@@ -85,6 +84,7 @@ def prune(
 ) -> None:  # fmt: skip
     """`memcli prune` (help in HELP): select, check, confirm, prune, render."""
     from memcli.ops.prune import Selection
+    from memcli.present.prune import show_prune
 
     sel = Selection(
         tuple(source or ()), tuple(session or ()), space is not None, older_than, before,

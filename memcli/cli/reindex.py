@@ -8,7 +8,6 @@ import typer
 
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.root import app
-from memcli.present.common import show_record
 
 AnySpace = Annotated[
     str | None,
@@ -29,5 +28,7 @@ def reindex(state: State, space: AnySpace = None) -> None:
 
       memcli --json reindex --db work.db
     """
+    from memcli.present.common import show_record
+
     with memory(state, any_space=True, write=True) as mem:
         show_record(state.out, mem.reindex(progress=state.out.progress()), "reindexed")

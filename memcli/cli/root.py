@@ -13,7 +13,18 @@ from typing import Annotated, Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
-from memcli.cli.common import DbOpt, JsonOpt, SpaceOpt, State, describe, need_command
+from memcli.cli.coercion import defer_conversion
+from memcli.cli.common import (
+    DbOpt,
+    JsonOpt,
+    QuietOpt,
+    SpaceOpt,
+    State,
+    VerboseOpt,
+    db_path,
+    describe,
+    need_command,
+)
 from memcli.cli.helptext import prose
 from memcli.errors import MemcliError, Terminated, UsageError
 from memcli.present.output import Output, silence_stdout, stdout_is_devnull
@@ -87,13 +98,21 @@ class MemcliGroup(TyperGroup):
     """The root command: parser errors leave like every other error, one message and exit 2."""
 
     def main(
-        self, args: Sequence[str] | None = None, *rest: Any, standalone_mode: bool = True,
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
         **kwargs: Any,
-    ) -> Any:  # fmt: skip
+    ) -> Any:
         argv = list(args) if args is not None else sys.argv[1:]
         tidy_metavars(self)
+        defer_conversion(self)
         try:
-            code = super().main(argv, *rest, standalone_mode=False, **kwargs)
+            code = super().main(
+                argv, prog_name, complete_var, False, windows_expand_args, **kwargs
+            )  # standalone_mode off: errors come back here, to leave as memcli's
         except (typer.TyperException, MemcliError, typer.Abort) as exc:
             code = _report(exc, argv)
         code = _stdout_gone(code if isinstance(code, int) else 0)
@@ -153,8 +172,6 @@ ConfigOpt = Annotated[
     Path | None,
     typer.Option("--config", help="Config file (env MEMCLI_CONFIG; else ./memcli.yaml)."),
 ]
-VerboseOpt = Annotated[int, typer.Option("-v", "--verbose", count=True, help="More detail.")]
-QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Only data and errors.")]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")]
 VersionOpt = Annotated[
     bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
@@ -175,7 +192,7 @@ def main_options(
     version: VersionOpt = False,
 ) -> None:
     """Global options come before the command."""
-    ctx.obj = State(db, config, space, json_mode, verbose, quiet, debug)
+    ctx.obj = State(db_path(db), config, space, json_mode, verbose, quiet, debug)
     need_command(ctx)
 
 

@@ -14,7 +14,6 @@ import typer
 from memcli.cli.common import State, memory, with_state
 from memcli.cli.helptext import paragraphs
 from memcli.cli.root import app
-from memcli.present.transfer import show_export, show_import
 
 if TYPE_CHECKING:
     from memcli.memory import Memory
@@ -83,6 +82,8 @@ the same turns itself, the file's graph is refused (use --episodes-only, then co
 @with_state("db", "space", "json_mode")
 def export(state: State, output: Output = None, vectors: Vectors = False) -> None:
     """`memcli export` (help in EXPORT_HELP)."""
+    from memcli.present.transfer import show_export
+
     with memory(state) as mem:
         if output is None:
             counts = mem.export_space(sys.stdout, vectors=vectors)
@@ -103,6 +104,8 @@ def import_(
     allow_forgotten: AllowForgotten = False,
 ) -> None:
     """`memcli import` (help in IMPORT_HELP)."""
+    from memcli.present.transfer import show_import
+
     with _target(state, dry_run) as mem:
         report = mem.import_dump(
             file, episodes_only=episodes_only, dry_run=dry_run, progress=state.out.progress(),
@@ -114,12 +117,14 @@ def import_(
 @contextmanager
 def _target(state: State, dry_run: bool) -> Iterator[Memory]:
     """The store to import into; a dry run against a store that does not exist yet plans
-    against an empty scratch store, so it creates no file where --db points."""
+    against an empty scratch store, so it creates no file where --db points, and one
+    against an existing store only reads it (a read-only store will do)."""
     cfg = state.config_obj()
     from memcli.store.target import exists
 
     if not dry_run or exists(cfg.db_path):
-        with memory(state, create=True) as mem:
+        # A dry run may name a space the store does not hold yet: the import would make it.
+        with memory(state, create=not dry_run, any_space=dry_run) as mem:
             yield mem
         return
     from memcli.memory import Memory

@@ -61,7 +61,7 @@ class RunContext:
     load_embedder: Callable[[], Embedder | None]
     #: Notes in the store which embedder its vectors come from, and their length. Called
     #: inside the transaction that stores vectors.
-    record_embedder: Callable[[int], None]
+    record_embedder: Callable[[int | None], None]
     progress: Progress = field(default_factory=NoProgress)
 
 
@@ -150,13 +150,13 @@ class Job:
 
     def save_vectors(self, rows: Iterable[tuple[int, str, Any]]) -> None:
         """Store (node id, kind, vector) rows. Call inside the unit's transaction."""
-        rows = [(nid, self.space, kind, vec) for nid, kind, vec in rows if vec is not None]
-        if not rows:
+        placed = [(nid, self.space, kind, vec) for nid, kind, vec in rows if vec is not None]
+        if not placed:
             return
-        dim = len(rows[0][3])
+        dim = len(placed[0][3])
         self.store.ensure_vectors(dim)
         self.ctx.record_embedder(dim)
-        self.store.put_vectors(rows)
+        self.store.put_vectors(placed)
 
 
 class Stage:

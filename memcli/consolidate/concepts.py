@@ -105,7 +105,7 @@ def keyword_unit(stage: Stage, segment: Node, members: Sequence[Node]) -> None:
     prepare_labels(job, chosen)
     with job.store.transaction():
         ids = concept_ids(stage, list(links), "keyword")
-        edges = []
+        edges: list[Edge] = []
         for label, eps in links.items():
             cid = ids[label]
             edges.extend(Edge(e, cid, "HAS_CONCEPT") for e in sorted(eps))

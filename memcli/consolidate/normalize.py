@@ -160,11 +160,6 @@ def canonical_tokens(label: str) -> tuple[str, ...]:
     return tuple(tokens)
 
 
-def canonical_label(label: str) -> str:
-    """The snake_case canonical form of a concept label ('' when nothing is left)."""
-    return "_".join(canonical_tokens(label))
-
-
 def edit_distance_at_most_one(a: str, b: str) -> bool:
     """True when one insertion, deletion or substitution (or none) turns a into b."""
     if abs(len(a) - len(b)) > 1:

@@ -85,7 +85,7 @@ def _insert(
     stage: Stage, key: str, item: tuple[str, float, list[int]], facts: dict[int, Node], vec: Any
 ) -> int:
     job = stage.job
-    stamps = [facts[f].timestamp for f in item[2] if f in facts and facts[f].timestamp]
+    stamps = [stamp for stamp in (facts[f].timestamp for f in item[2] if f in facts) if stamp]
     rid = job.store.insert_node(
         job.space, "reflection", item[0], timestamp=max(stamps) if stamps else None,
         belief=item[1], status="active", key=key,

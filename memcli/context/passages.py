@@ -26,11 +26,6 @@ _WORD = re.compile(r"\s+")
 Span = tuple[int, int]
 
 
-def estimate_tokens(text: str) -> int:
-    """Roughly how many model tokens a text takes."""
-    return sum(1 + (len(p) - 1) // 6 for p in _PIECE.findall(text))
-
-
 class _Tokens:
     """Estimated tokens of any span of one text, from prefix sums (each piece counted
     where it starts)."""

@@ -80,7 +80,7 @@ def _natural(path: Path) -> tuple[Any, ...]:
 
 def message_sessions(conversation: Path) -> dict[str, str]:
     """Each message id of a conversation -> its session; bad records are an error."""
-    from memcli.models import BadRecord
+    from memcli.models import BadRecord, Episode
     from memcli.readers import read_source
 
     source = read_source(str(conversation))
@@ -91,7 +91,8 @@ def message_sessions(conversation: Path) -> dict[str, str]:
             bad,
             fix="fix these messages: eval scores whole conversations, so it cannot skip them",
         )
-    sessions = {ep.ref: ep.session or "default" for ep in source.records if ep.ref is not None}
+    episodes = [r for r in source.records if isinstance(r, Episode)]  # the bad ones raised
+    sessions = {ep.ref: ep.session or "default" for ep in episodes if ep.ref is not None}
     if not sessions:
         raise InvalidInput(
             [f"{source.name}:1: no message has an id, so no evidence can point at one"],

@@ -6,7 +6,8 @@ directory and reused while nothing that shapes it has changed. Its key hashes:
 - the conversation's input files (what `Conversation.inputs` writes or names) and format;
 - the settings that shape a store: embedding, consolidation and the LLM used (if any);
 - the code that builds stores: every module of memcli except the ones only reading them
-  (retrieval, packing, answering, the CLI and the presentation), see `BUILD_EXCLUDED`.
+  (retrieval, packing the context, answering, the CLI, the MCP server and the
+  presentation), see `BUILD_EXCLUDED`.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ PACKAGE = Path(memcli.__file__).parent
 # build): changing them leaves every built store valid. Directories end with "/". The eval
 # modules that read benchmark files and build stores (runner, locomo, chats) stay hashed.
 BUILD_EXCLUDED = (
-    "retrieval/", "cli/", "eval/bootstrap.py", "eval/variants.py", "eval/store_cache.py",
-    "eval/answers.py", "ops/ask.py", "answering.py", "render.py", "render_entity.py",
-    "output.py", "views.py", "mcp_server.py", "__main__.py",
+    "retrieval/", "context/", "cli/", "present/", "eval/bootstrap.py", "eval/variants.py",
+    "eval/store_cache.py", "eval/answers.py", "ops/ask.py", "answering.py", "mcp_server.py",
+    "mcp_access.py", "__main__.py",
 )  # fmt: skip
 BUILT = "built.json"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memcli.answering import AnswerResult, answer_question
 from memcli.context.pack import pack
 from memcli.context.subjects import subjects_of
 from memcli.errors import LLMNotConfigured, ModelOutputInvalid, UsageError
@@ -12,13 +11,15 @@ from memcli.models import Answer
 from memcli.retrieval import SearchContext, get_retriever
 
 if TYPE_CHECKING:
+    from memcli.answering import AnswerResult
     from memcli.llm import ChatModel
     from memcli.ops.base import MemoryBase
 
 
-def search_context(mem: MemoryBase) -> SearchContext:
-    """A retrieval context over the memory's store, space, embedder and settings."""
-    return SearchContext(mem.store, mem.space, mem.embedder, mem.cfg.retrieval)
+def search_context(mem: MemoryBase, explain: bool = False) -> SearchContext:
+    """A retrieval context over the memory's store, space, embedder and settings; with
+    `explain`, strategies that can say why each hit ranked (memcli.retrieval.explain)."""
+    return SearchContext(mem.store, mem.space, mem.embedder, mem.cfg.retrieval, explain)
 
 
 def _require_chat(mem: MemoryBase) -> ChatModel:
@@ -32,15 +33,21 @@ def _require_chat(mem: MemoryBase) -> ChatModel:
     return mem.chat
 
 
+#: The most hits one question may ask for: far above any useful context, and small enough
+#: that no count derived from it overflows SQLite's integers.
+MAX_K = 10_000
+
+
 def _check_question(question: str, k: int | None) -> None:
-    """A usage error for a blank question or a `k` below 1 (the CLI's own rules)."""
+    """A usage error for a blank question or a `k` outside 1..MAX_K (the CLI's own rules)."""
     if not question.strip():
         raise UsageError(
             "the question is empty", fix="ask about something, e.g. 'where did we meet?'"
         )
-    if k is not None and k < 1:
+    if k is not None and not 1 <= k <= MAX_K:
         raise UsageError(
-            f"k must be at least 1, got {k}", fix="leave k out for retrieval.k, or pass 1 or more"
+            f"k must be from 1 to {MAX_K}, got {k}",
+            fix="leave k out for retrieval.k, or pass a number in that range",
         )
 
 
@@ -51,16 +58,18 @@ def ask(
     strategy: str | None = None,
     k: int | None = None,
     context_only: bool = False,
+    explain: bool = False,
 ) -> Answer:
     """Retrieve memories for a question, pack them and, unless `context_only`, answer.
 
     `k` bounds both the hits returned and the hits packed; without it, `retrieval.k` hits
-    are returned and the best `retrieval.pool` are packed."""
+    are returned and the best `retrieval.pool` are packed. With `explain`, each hit says
+    why it ranked, where the strategy can (memcli.retrieval.explain)."""
     _check_question(question, k)
     cfg = mem.cfg.retrieval
     retrieve = get_retriever(strategy or cfg.strategy)
     chat = None if context_only else _require_chat(mem)  # before any retrieval work
-    ranked = retrieve(search_context(mem), question, k or max(cfg.k, cfg.pool))
+    ranked = retrieve(search_context(mem, explain), question, k or max(cfg.k, cfg.pool))
     k = k or cfg.k
     caps = {
         "fact": cfg.max_facts,
@@ -70,6 +79,7 @@ def ask(
     subjects = subjects_of(mem.store, ranked, question)
     packed = pack(ranked, cfg.word_budget, caps, question, subjects)
     result = Answer(question, packed.context, ranked[:k], about=packed.about)
+    result.packed = [h.node.node_id for h in packed.included]
     if chat is not None:
         reply = generate(mem, question, packed.context)
         if reply.answer is None:
@@ -93,6 +103,7 @@ def generate(mem: MemoryBase, question: str, context: str) -> AnswerResult:
 
     Never raises for invalid model output: the result's `answer` is None instead.
     """
+    from memcli.answering import answer_question
     from memcli.llm.cached import CachedChat, Usage
 
     usage = Usage()  # per answer, so callers see what this one cost

@@ -1,19 +1,22 @@
 """`memcli consolidate`: distil unconsolidated turns into the memory graph.
 
-Stages, in order (see memcli.consolidate): segment (episodic buffers -> topic segments with
-PART_OF edges), summarize (segment summaries and keywords; folded into segment, and
-upgrading extractive summaries once an LLM is configured), link (RELATED edges between
-segments), facts (facts and concepts per chunk of turns), concepts (keyword concepts
-without an LLM; merging plural, spelling and near-duplicate twins), reflect (reflections
-over new facts). Without an LLM, link, facts and reflect are skipped and say so.
+The ten stages, in order (one module each in memcli.consolidate): segment (episodic
+buffers -> topic segments with PART_OF edges), summarize (segment summaries and keywords;
+extractive without an LLM, upgraded once one is configured), link (RELATED edges between
+similar segments), gate (which turns carry anything worth extracting), facts (facts and
+their concepts per chunk of turns), concepts (keyword concepts without an LLM; plural,
+spelling and near-duplicate twins merged), entities (named things with MENTIONS edges, and
+with an LLM their descriptions and RELATION triplets), supersede (newer facts mark the
+facts they replace), reflect (reflections over new facts), words (vectors for the new words
+of turns). Without an LLM, link, gate, facts, supersede and reflect are skipped and say so.
 
-`limit` caps the units of work of each stage in this run (a segment window, a segment, a
-facts chunk, a reflection batch); what is left stays pending for the next run.
+`options.limit` caps the units of work of each stage in this run (a segment window, a
+segment, a facts chunk, a reflection batch); what is left stays pending for the next run.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memcli.consolidate.common import RunContext
 from memcli.consolidate.reports import ConsolidateReport
@@ -46,3 +49,12 @@ def consolidate(
         progress=progress or NoProgress(),
     )
     return run(ctx, options)
+
+
+def release_lock(mem: MemoryBase) -> dict[str, Any] | None:
+    """Remove the store's consolidation lock (left by a run on another host or container);
+    the holder it named, or None when none was held. DatabaseError while its process runs
+    on this host."""
+    from memcli.store import CONSOLIDATION_LOCK
+
+    return mem.store.force_unlock(CONSOLIDATION_LOCK)

@@ -32,6 +32,7 @@ import base64
 import binascii
 import json
 import math
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,21 +179,26 @@ class _Reader:
             self.problem(line, f"two {record['kind']} nodes share the key {record['key']!r}")
         elif not all(isinstance(s, str) for s in record["processed"]):
             self.problem(line, f"node {record['id']}: 'processed' must list stage names")
-        elif vector is False:
-            self.problem(line, f"node {record['id']}: its vector is not {self.dump.dim} floats")
+        elif isinstance(vector, str):
+            self.problem(line, f"node {record['id']}: its vector {vector}")
         else:
             self.keys.add(key)
             self.dump.nodes[row] = {**record, "id": row, "vector": vector}
 
-    def _vector(self, text: str | None) -> bytes | bool | None:
-        """The vector's bytes, None when absent, False when unusable."""
+    def _vector(self, text: str | None) -> bytes | str | None:
+        """The vector's bytes, None when absent, or why it is unusable."""
         if text is None:
             return None
         try:
             blob = base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError):
-            return False
-        return blob if self.dump.dim and len(blob) == 4 * self.dump.dim else False
+            blob = b""
+        if not self.dump.dim or len(blob) != 4 * self.dump.dim:
+            return f"is not {self.dump.dim} floats"
+        # One NaN or infinity would poison every similarity search of the space.
+        if not all(math.isfinite(x) for x in struct.unpack(f"<{self.dump.dim}f", blob)):
+            return "holds NaN or infinity"
+        return blob
 
     def _edge(self, line: int, record: dict[str, Any]) -> None:
         ends = [parse_node_id(record[k]) for k in ("src", "dst")]
@@ -212,8 +218,8 @@ class _Reader:
         vector = self._vector(record.get("vector"))
         if record["word"] in self.dump.words:
             self.problem(line, f"word {record['word']!r} appears twice")
-        elif isinstance(vector, bool):  # False: unusable
-            self.problem(line, f"word {record['word']!r}: its vector is not {self.dump.dim} floats")
+        elif isinstance(vector, str):  # why it is unusable
+            self.problem(line, f"word {record['word']!r}: its vector {vector}")
         else:
             self.dump.words[record["word"]] = vector
 

@@ -99,8 +99,8 @@ def _written(
                 row[name] = _NOT_XML.sub("", value) if isinstance(value, str) else ""
         vertices.append(row)
     pairs = [(index[e.src], index[e.dst]) for e in edges]
-    attrs = [{"type": e.type, "label": e.type, "weight": float(e.weight)} for e in edges]
-    return write_graph(fmt, space, vertices, pairs, attrs)
+    edge_attrs = [{"type": e.type, "label": e.type, "weight": float(e.weight)} for e in edges]
+    return write_graph(fmt, space, vertices, pairs, edge_attrs)
 
 
 SUFFIXES = {".graphml": "graphml", ".xml": "graphml", ".json": "json", ".dot": "dot", ".gv": "dot"}

@@ -64,8 +64,10 @@ class NodeView(TypedDict):
     provenance: Provenance
 
 
-def stats(mem: MemoryBase) -> StoreStats:
-    """Counts by node kind and edge type, spaces, embedding settings and file size."""
+def stats(mem: MemoryBase, health: bool = True) -> StoreStats:
+    """Counts by node kind and edge type, spaces, embedding settings and file size, and
+    (unless `health` is False: it counts pending work, slow on a large store) the
+    consolidation's health."""
     store = mem.store
     dim = store.get_meta("embedding.dim")
     identity = store.get_meta("embedding.identity")
@@ -85,7 +87,7 @@ def stats(mem: MemoryBase) -> StoreStats:
             "dim": int(dim) if dim else None,
         },
         "bytes": store.file_bytes(),
-        "consolidation": consolidation_health(mem),
+        "consolidation": consolidation_health(mem) if health else {},
     }
 
 
@@ -101,8 +103,8 @@ _PENDING_KIND = {
     "supersede": "fact",
     "reflect": "fact",
 }
-_RUN_FIELDS = ("status", "started_at", "finished_at", "items", "nodes", "edges", "llm_calls")
-_RUN_FIELDS += ("cache_hits", "prompt_tokens", "completion_tokens", "failures")
+_RUN_FIELDS = ("status", "started_at", "finished_at", "items", "nodes", "edges", "llm_calls",
+               "cache_hits", "prompt_tokens", "completion_tokens", "failures")  # fmt: skip
 
 
 def consolidation_health(mem: MemoryBase) -> dict[str, Any]:
@@ -127,15 +129,46 @@ def consolidation_health(mem: MemoryBase) -> dict[str, Any]:
             },
             "words": store.count_unembedded_words(space),
         },
+        "blocked": blocked_stages(mem),
     }
 
 
-def _neighbours(store: Store, node: Node) -> list[dict[str, Any]]:
-    """The node's edges, each with the node at its other end (text shortened)."""
-    edges = store.edges_of([node.id])
+def blocked_stages(mem: MemoryBase) -> dict[str, str]:
+    """Stages whose pending work no run will do with the current settings, and why: their
+    pending counts stay as they are until the settings change."""
+    from memcli.consolidate.reports import LLM_ONLY
+
+    blocked: dict[str, str] = {}
+    if mem.cfg.llm.provider == "none":
+        # summarize writes extractive summaries meanwhile and leaves them for an LLM.
+        blocked |= dict.fromkeys(sorted({*LLM_ONLY, "summarize"}), "an LLM (llm.provider none)")
+    if mem.cfg.embedding.provider == "none":
+        blocked["words"] = "embeddings (embedding.provider none)"
+    return blocked
+
+
+def _neighbours(
+    store: Store, node: Node, per_type: int | None = None
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The node's edges, each with the node at its other end (text shortened); with
+    `per_type`, at most that many of each edge type and direction, and how many of each
+    were left out."""
+    edges = sorted(store.edges_of([node.id]), key=lambda e: (e.type, e.src, e.dst))
+    left_out: dict[str, int] = {}
+    if per_type is not None:
+        kept: list[Any] = []
+        seen: dict[str, int] = {}
+        for e in edges:
+            key = f"{e.type} {'out' if e.src == node.id else 'in'}"
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] <= per_type:
+                kept.append(e)
+            else:
+                left_out[key] = left_out.get(key, 0) + 1
+        edges = kept
     others = store.nodes_by_ids(e.dst if e.src == node.id else e.src for e in edges)
     neighbours = []
-    for e in sorted(edges, key=lambda e: (e.type, e.src, e.dst)):
+    for e in edges:
         other = others.get(e.dst if e.src == node.id else e.src)
         if other is None:
             continue
@@ -150,7 +183,7 @@ def _neighbours(store: Store, node: Node) -> list[dict[str, Any]]:
                 **({"props": e.props} if e.props else {}),
             }
         )
-    return neighbours
+    return neighbours, left_out
 
 
 def _provenance(store: Store, node: Node) -> Provenance:
@@ -166,9 +199,18 @@ def _provenance(store: Store, node: Node) -> Provenance:
 
 def node_view(mem: MemoryBase, public_id: str) -> NodeView:
     """A node's fields and props, its edges with the node at the other end, and provenance."""
+    return node_window(mem, public_id)[0]
+
+
+def node_window(
+    mem: MemoryBase, public_id: str, per_type: int | None = None
+) -> tuple[NodeView, dict[str, int]]:
+    """`node_view` with at most `per_type` neighbours of each edge type and direction
+    (all when None), and how many of each ("TYPE in|out") were left out."""
     store = mem.store
     node = store.node_by_public_id(public_id, mem.space)
-    return {
+    neighbours, left_out = _neighbours(store, node, per_type)
+    view: NodeView = {
         "node_id": node.node_id,
         "kind": node.kind,
         "space": node.space,
@@ -182,6 +224,7 @@ def node_view(mem: MemoryBase, public_id: str) -> NodeView:
         "status": node.status,
         "created_at": node.created_at,
         "props": node.props,
-        "neighbours": _neighbours(store, node),
+        "neighbours": neighbours,
         "provenance": _provenance(store, node),
     }
+    return view, left_out

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from memcli.ops.base import MemoryBase
 
 DEFAULT_LIMIT = 20
+# Beyond any store, and far from where SQLite's 64-bit integers (and a page's start) overflow.
+MAX_ROWS = 1_000_000_000
 _DURATION_LIKE = re.compile(r"\s*\d+\s*[a-z]+\s*")
 _UNITS = "min, h, d, w, mo, y"
 
@@ -46,6 +48,17 @@ class ListQuery:
             raise UsageError("--limit and --offset must be 0 or more")
         if self.page is not None and self.page < 1:
             raise UsageError(f"--page counts from 1, got {self.page}")
+        too_far = [
+            flag for flag, value in (("--limit", self.limit), ("--offset", self.offset),
+                                     ("--page", self.page))
+            if value is not None and value > MAX_ROWS
+        ]  # fmt: skip
+        if too_far or (self.page is not None and self.start > MAX_ROWS):
+            flag = too_far[0] if too_far else "--page"
+            raise UsageError(
+                f"{flag} is too large: a page may start and run at most {MAX_ROWS:,} memories in",
+                fix="pass a smaller number (--limit 0 lists every memory)",
+            )
         if self.page is not None and self.offset is not None:
             raise UsageError("--page and --offset both say where to start; pass one of them")
         if self.page is not None and self.limit == 0:

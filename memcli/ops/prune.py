@@ -340,7 +340,7 @@ def prune(
 def _consolidation_lock(store: Store) -> Iterator[None]:
     """Hold the consolidation lock: a running consolidation would otherwise write facts
     about episodes this prune has just removed."""
-    with store.consolidation_lock() as holder:
+    with store.consolidation_lock(refused="nothing was removed") as holder:
         if holder is not None:
             raise DatabaseError(
                 f"a consolidation is running (pid {holder['pid']} on {holder['host']}, "

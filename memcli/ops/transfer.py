@@ -227,10 +227,9 @@ def _write_plan(
 ) -> tuple[int, int]:
     """Write the planned rows in one transaction; return (new edges, new sources)."""
     store, space = mem.store, mem.space
-    sources = dict(plan.sources)
+    sources: dict[int, int] = {}
     for sid, target in plan.sources.items():
-        if target is None:
-            sources[sid] = store.put_source_row(space, dump.sources[sid])
+        sources[sid] = store.put_source_row(space, dump.sources[sid]) if target is None else target
     store.put_node_rows(space, rows)
     edges = store.put_edge_rows(space, edge_rows(dump, plan))
     store.link_sources(

@@ -5,11 +5,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memcli.models import Answer
+    from memcli.models import Answer, Hit
     from memcli.present.output import Output
 
 
-def show_answer(out: Output, result: Answer, one_line: bool = False) -> None:
+def why_line(hit: Hit) -> str:
+    """One hit, its score and (when explained) the score's parts and the path that
+    brought it: `ep12 0.873 = full-text 0.41 + vector 0.30 … via ep3 > ep12`."""
+    from memcli.retrieval.explain import label, ordered
+
+    line = f"{hit.node.node_id} {hit.score:.3f}"
+    if hit.why:
+        line += " = " + " + ".join(f"{label(k)} {v:.3f}" for k, v in ordered(hit.why))
+    if hit.via:
+        line += " via " + " > ".join(hit.via)
+    return line
+
+
+def show_answer(out: Output, result: Answer, one_line: bool = False, explain: bool = False) -> None:
     """The packed context (or the answer with its citations); one line each in batch mode."""
     if out.json:
         out.record(result.to_dict())
@@ -30,5 +43,7 @@ def show_answer(out: Output, result: Answer, one_line: bool = False) -> None:
             out.info("no memories matched")
     if one_line:
         text = " ".join(text.split())
+    if explain and not one_line and result.hits:
+        text += "\n\n## Why these hits\n" + "\n".join(why_line(h) for h in result.hits)
     if text or one_line:
         out.text(text)

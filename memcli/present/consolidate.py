@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from rich import box
 from rich.table import Table
 
-from memcli.present.common import new_table, noun
+from memcli.present.common import SafeTable, new_table, noun
 
 if TYPE_CHECKING:
     from memcli.consolidate.reports import ConsolidateReport, StageReport
@@ -50,7 +50,7 @@ def show_consolidation(out: Output, report: ConsolidateReport) -> None:
 def _stages_table(report: ConsolidateReport) -> Table:
     """One row of counts per stage."""
     title = "consolidation (dry run: nothing written)" if report.dry_run else "consolidation"
-    table = Table(title=title, title_justify="left", box=box.SIMPLE, pad_edge=False)
+    table = SafeTable(title=title, title_justify="left", box=box.SIMPLE, pad_edge=False)
     for col in (*_STAGE_COLUMNS, "pending"):
         left = col in ("stage", "status")
         table.add_column(

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rich.table import Table
-
+from memcli.present.common import SafeTable
 from memcli.present.output import Output
 
 
@@ -43,7 +42,7 @@ def show_entity(out: Output, view: dict[str, Any]) -> None:
         turns = ", ".join(rel["turns"])
         lines.append(f"- {rel['subject']} {rel['predicate']} {rel['object']} ({turns})")
     out.text("\n".join(lines))
-    table = Table(title="timeline (oldest first)", title_justify="left")
+    table = SafeTable(title="timeline (oldest first)", title_justify="left")
     for col in ("date", "node", "speaker", "said"):
         table.add_column(col)
     for item in view["timeline"]:

@@ -41,9 +41,12 @@ def show_ingest(out: Output, report: IngestReport) -> None:
 
 
 def show_added(out: Output, report: AddReport) -> None:
-    """The id of the episode holding the added text (or one JSON object)."""
+    """The id of the episode holding the added text (or one JSON object); nothing under -q
+    (as for ingest: --json gives the id to a script that wants quiet)."""
     if out.json:
         out.record(report.to_dict())
+        return
+    if out.quiet:
         return
     if report.forgotten:
         out.text(f"forgotten earlier, not stored again (session {report.session})")

@@ -4,18 +4,19 @@ exported documents."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from memcli.present.common import counts_table, new_table, noun
+from memcli.present.common import SafeTable, counts_table, new_table, noun
 from memcli.present.output import write_file
 
 if TYPE_CHECKING:
     from memcli.present.output import Output
 
 
-def show_stats(out: Output, stats: dict[str, Any]) -> None:
+def show_stats(out: Output, stats: Mapping[str, Any]) -> None:
     """`memcli inspect` for people."""
     if out.json:
         out.record(stats)
@@ -45,17 +46,25 @@ def consolidation_health(health: dict[str, Any]) -> Table:
     columns = ("stage", "last run", "status", "units", "failed", "tokens", "pending")
     table = new_table("consolidation", columns, left=3)
     notes = []
-    for stage, pending in health["pending"].items():
+    blocked = health.get("blocked", {})
+    waiting: dict[str, list[str]] = {}
+    for stage, count in health["pending"].items():
+        # Work no run will do with these settings is not "pending": said below, with why.
+        pending = str(count)
+        if count and stage in blocked:
+            pending = "-"
+            waiting.setdefault(blocked[stage], []).append(f"{stage} {count}")
         run = health["last_runs"].get(stage)
         if run is None:
-            table.add_row(stage, "never", "", "", "", "", str(pending))
+            table.add_row(stage, "never", "", "", "", "", pending)
             continue
         tokens = run["prompt_tokens"] + run["completion_tokens"]
         when = (run["finished_at"] or run["started_at"] or "")[:16].replace("T", " ")
-        cells = (str(run["items"]), str(run["failures"]), f"{tokens:,}", str(pending))
+        cells = (str(run["items"]), str(run["failures"]), f"{tokens:,}", pending)
         table.add_row(stage, when, run["status"], *cells)
         if run["reason"]:
             notes.append(f"{stage}: {run['reason']}")
+    notes += [f"waiting for {why}: {', '.join(stages)}" for why, stages in waiting.items()]
     t = health["totals"]
     gate = health.get("gate") or {}
     if gate:
@@ -75,7 +84,7 @@ def consolidation_health(health: dict[str, Any]) -> Table:
     return table
 
 
-def show_node(out: Output, view: dict[str, Any]) -> None:
+def show_node(out: Output, view: Mapping[str, Any]) -> None:
     """`memcli inspect node ID` for people."""
     if out.json:
         out.record(view)
@@ -87,7 +96,7 @@ def show_node(out: Output, view: dict[str, Any]) -> None:
     for key, value in view["props"].items():
         lines.append(f"{key:<10} {json.dumps(value, ensure_ascii=False)}")
     out.text("\n".join(lines))
-    table = Table(title="neighbours", title_justify="left")
+    table = SafeTable(title="neighbours", title_justify="left")
     for col in ("dir", "edge", "node", "kind", "text"):
         table.add_column(col)
     for n in view["neighbours"]:

@@ -29,19 +29,34 @@ def show_page(out: Output, page: MemoryPage) -> None:
 
 
 def _page_note(out: Output, page: MemoryPage) -> None:
+    """Where the page sits, on stderr: a line, or under --json one object with the same
+    facts (total, offset, limit, count, next_offset, note) that scripts can read."""
+    notes = _notes(page)
+    if not out.json:
+        for note in notes:
+            out.info(note)
+        return
+    out.note({
+        "total": page.total, "offset": page.offset, "limit": page.limit,
+        "count": len(page.items), "next_offset": page.next_offset,
+        "unknown_sessions": page.unknown_sessions, "note": "; ".join(notes),
+    })  # fmt: skip
+
+
+def _notes(page: MemoryPage) -> list[str]:
+    """The page note as people read it (one line, more for --session names matching none)."""
     if not page.total:
-        out.info("no memories match")
-        for name in page.unknown_sessions:
-            known = ", ".join(page.known_sessions) or "none"
-            out.info(f"no session matches {name!r}; sessions include: {known}")
-        return
+        known = ", ".join(page.known_sessions) or "none"
+        return ["no memories match"] + [
+            f"no session matches {name!r}; sessions include: {known}"
+            for name in page.unknown_sessions
+        ]
     if not page.items:
-        out.info(f"nothing from {page.offset + 1} on: {page.total} memories match")
-        return
+        return [f"nothing from {page.offset + 1} on: {page.total} memories match"]
     first, last = page.offset + 1, page.offset + len(page.items)
     note = f"{first}-{last} of {page.total}, newest first"
     if page.next_offset is not None:
         note += f"; next: --offset {page.next_offset}"
         if page.limit and page.offset % page.limit == 0:
             note += f" (or --page {page.offset // page.limit + 2})"
-    out.info(note)
+    return [note]

@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
+from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
-from typing import Any, TextIO
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any, TextIO
 
 from memcli.errors import NotFound
 from memcli.progress import NoProgress, Progress
+from memcli.text import terminal_safe
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 _WRITE_FIX = "pass a file path in an existing directory you can write to"
 
@@ -70,26 +75,61 @@ class Output:
         self.verbose = verbose
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
-        self.err = _Console(file=self.stderr, highlight=False, soft_wrap=True)
-        self.out = _Console(file=self.stdout, highlight=False, soft_wrap=True, no_color=json_mode)
+        # rich is imported only when something is printed through it (a table, a message):
+        # data written as plain text or JSON never pays for it.
+        self._err: Console | None = None
+        self._out: Console | None = None
 
-    def record(self, obj: dict[str, Any]) -> None:
+    @property
+    def err(self) -> Console:
+        """The rich console on stderr, for messages and progress."""
+        if self._err is None:
+            self._err = _console_class()(file=self.stderr, highlight=False, soft_wrap=True)
+        return self._err
+
+    @property
+    def out(self) -> Console:
+        """The rich console on stdout, for tables."""
+        if self._out is None:
+            self._out = _console_class()(
+                file=self.stdout, highlight=False, soft_wrap=True, no_color=self.json
+            )
+        return self._out
+
+    def record(self, obj: Mapping[str, Any]) -> None:
         """One JSON object on one line of stdout."""
         self.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
         self.stdout.flush()
 
     def text(self, text: str) -> None:
-        """Plain text on stdout, exactly as given."""
+        """Plain text on stdout, as given but for control characters, which are shown
+        escaped: stored text must not drive the terminal (clear it, retitle it...)."""
+        text = terminal_safe(text)
         self.stdout.write(text if text.endswith("\n") else text + "\n")
         self.stdout.flush()
 
     def table(self, table: Table) -> None:
+        """A rich table; its cells should come from `safe_table` rows (see present.common),
+        its title and caption are made safe here."""
+        from rich.text import Text
+
+        for part in ("title", "caption"):
+            value = getattr(table, part)
+            if isinstance(value, str):
+                setattr(table, part, Text(terminal_safe(value)))
         self.out.print(table)
 
     def info(self, message: str) -> None:
         """A message for people on stderr (hidden by -q)."""
         if not self.quiet:
-            self.err.print(message, markup=False)
+            self.err.print(terminal_safe(message), markup=False)
+
+    def note(self, obj: dict[str, Any]) -> None:
+        """Under --json, what `info` says to people, as one JSON object on stderr (hidden
+        by -q): stdout keeps only the records."""
+        if not self.quiet:
+            self.stderr.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            self.stderr.flush()
 
     def error(self, message: str, fix: str | None = None, code: int = 1) -> None:
         """The one report of a failure on stderr: `memcli: error: ...` with its `fix:` line,
@@ -100,7 +140,7 @@ class Output:
             self.stderr.flush()
             return
         text = message if not fix else f"{message}\n  fix: {fix}"
-        self.err.print(f"memcli: error: {text}", markup=False, style="red")
+        self.err.print(f"memcli: error: {terminal_safe(text)}", markup=False, style="red")
 
     def progress(self) -> Progress:
         """A progress bar when stderr is a terminal, otherwise silence."""
@@ -128,12 +168,17 @@ def stdout_is_devnull() -> bool:
         return False
 
 
-class _Console(Console):
-    """A rich console that leaves a closed pipe to memcli's one error handler instead of
-    exiting 1 on its own."""
+@cache
+def _console_class() -> type[Console]:
+    """A rich console class that leaves a closed pipe to memcli's one error handler instead
+    of exiting 1 on its own."""
+    from rich.console import Console
 
-    def on_broken_pipe(self) -> None:
-        raise BrokenPipeError(32, "Broken pipe")
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    return _Console
 
 
 def _cannot_write(path: str | os.PathLike[str], exc: OSError) -> NotFound:
@@ -159,9 +204,13 @@ def check_writable(path: str | os.PathLike[str] | None) -> None:
 
 
 def write_file(path: str | os.PathLike[str], text: str) -> None:
-    """Write text to a file the user named; OS failures become NotFound with a fix."""
+    """Write text to a file the user named, readable by its owner only (it holds memory
+    text, like the store and exports); OS failures become NotFound with a fix."""
     try:
-        with open(path, "w", encoding="utf-8") as fh:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if stat.S_ISREG(os.fstat(fd).st_mode):  # not a terminal or pipe such as /dev/stdout
+            os.fchmod(fd, 0o600)
+        with open(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
     except OSError as exc:
         raise _cannot_write(path, exc) from None

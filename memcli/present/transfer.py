@@ -22,7 +22,7 @@ def show_export(out: Output, counts: dict[str, int], path: str | None) -> None:
         out.info(line)  # stdout carries the dump itself
     elif out.json:
         out.record({"file": path, **counts})
-    else:
+    elif not out.quiet:
         out.text(line)
 
 
@@ -32,9 +32,12 @@ def _n(count: int, word: str, plural: str | None = None) -> str:
 
 
 def show_import(out: Output, report: ImportReport) -> None:
-    """One summary line (or one JSON object) for an import."""
+    """One summary line (or one JSON object) for an import; nothing under -q but for a
+    dry run, whose summary is what was asked for."""
     if out.json:
         out.record(report.to_dict())
+        return
+    if out.quiet and not report.dry_run:
         return
     verb = "would add" if report.dry_run else "added"
     kinds = ", ".join(f"{n:,} {kind}" for kind, n in sorted(report.new.items()))

@@ -27,8 +27,12 @@ __all__ = ["FORMATS", "STDIN_NAME", "Limits", "Source", "detect_format", "read_s
 class Reader(Protocol):
     """What a format module provides (modules satisfy this structurally)."""
 
-    NAME: str
-    SUFFIXES: tuple[str, ...]
+    @property
+    def NAME(self) -> str:  # a module constant: read-only here, so any tuple of suffixes fits
+        ...
+
+    @property
+    def SUFFIXES(self) -> tuple[str, ...]: ...
 
     def read(self, text: str, name: str, default_session: str) -> Iterator[Episode | BadRecord]:
         """Yield the records of a decoded document."""

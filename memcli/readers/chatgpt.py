@@ -21,7 +21,6 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from memcli import dates
 from memcli.models import BadRecord, Episode
 from memcli.readers import exports
 from memcli.readers.jsonl import json_type
@@ -142,7 +141,7 @@ def _episode(
         text, line, where,
         speaker=message["author"]["role"],
         session=session,
-        timestamp=dates.normalize(stamp) if number else None,
+        timestamp=exports.utc_time(stamp) if number else None,
         timestamp_raw=json.dumps(stamp) if number else None,
         ref=ref,
         props={**props, **({"model": model} if model else {})},

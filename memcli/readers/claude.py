@@ -1,9 +1,10 @@
 """Claude's data export: `conversations.json`, a list of conversations, each with `uuid`,
 `name`, `created_at` and `chat_messages`.
 
-A message carries `sender` (`human` or `assistant`, kept as the speaker), `created_at` (the
-time), `uuid` (the ref), and its words as `text` and/or `content` blocks. The `text` blocks
-are the turn; `thinking`, `tool_use` and `tool_result` blocks are the model's working and
+A message carries `sender` (`human` or `assistant`, stored as the speaker `user` or
+`assistant`, as ChatGPT names them), `created_at` (the time, stored as UTC wall time like
+ChatGPT's), `uuid` (the ref), and its words as `text` and/or `content` blocks. The `text`
+blocks are the turn; `thinking`, `tool_use` and `tool_result` blocks are the model's working and
 are left out. Files the message carried (`attachments`, `files`) are noted by name as
 `[attached file: NAME]`; their extracted contents are not stored. When the conversation
 names its `current_leaf_message_uuid` and messages link to their parents, only that branch
@@ -16,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from memcli import dates
 from memcli.models import BadRecord, Episode
 from memcli.readers import exports
 from memcli.readers.jsonl import json_type
@@ -25,6 +25,8 @@ NAME = "claude"
 SUFFIXES = (".json",)
 
 _CONTAINER = "conversations"  # some exports wrap the list in an object under this key
+# Claude says "human"; stored as ChatGPT's "user", so both services' turns read alike.
+_SPEAKERS = {"human": exports.USER, "assistant": exports.ASSISTANT}
 
 
 def read(text: str, name: str, default_session: str) -> Iterator[Episode | BadRecord]:
@@ -110,9 +112,9 @@ def _episode(
     stamp = exports.text_field(message, "created_at")
     return exports.episode(
         _message_text(message), line, where,
-        speaker=sender,
+        speaker=_SPEAKERS.get(sender or "", sender),
         session=session,
-        timestamp=dates.normalize(stamp) if stamp else None,
+        timestamp=exports.utc_time(stamp) if stamp else None,
         timestamp_raw=stamp,
         ref=exports.text_field(message, "uuid"),
         props=dict(props),

@@ -10,10 +10,15 @@ larger export of the same account adds only what is new.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from datetime import timezone
 from typing import Any
 
+from memcli import dates
 from memcli.models import BadRecord, Episode
 from memcli.readers.jsonl import LineIndex, json_type, load_document, member_offsets, text_problem
+
+#: The two speakers of a chat service's conversation, named alike for every service.
+USER, ASSISTANT = "user", "assistant"
 
 #: Characters of a conversation id kept in its session name.
 ID_CHARS = 8
@@ -111,3 +116,13 @@ def episode(text: str, line: int, where: str, **fields: Any) -> Episode | BadRec
     if problem:
         return BadRecord(line, f"{where}: {problem}")
     return Episode(text=text.strip(), line=line, **fields)
+
+
+def utc_time(value: object) -> str | None:
+    """A message time as both exports store it: UTC wall time, ISO, without an offset
+    (Unix seconds from ChatGPT and `…Z` strings from Claude come out the same)."""
+    iso = dates.normalize(value)
+    moment = dates.parse_iso(iso)
+    if moment is None or moment.tzinfo is None:
+        return iso
+    return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat()

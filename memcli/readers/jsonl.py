@@ -199,7 +199,8 @@ def json_type(value: Any) -> str:
         return "a boolean"
     if isinstance(value, (int, float)):
         return "a number"
-    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), "a value")
+    names: dict[type, str] = {str: "a string", list: "an array", dict: "an object"}
+    return names.get(type(value), "a value")
 
 
 def load_document(text: str) -> Any:
@@ -207,7 +208,9 @@ def load_document(text: str) -> Any:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        return BadRecord(exc.lineno, f"invalid JSON: {exc.msg} at column {exc.colno}")
+        # Some of json's messages end in "at" already ("Unterminated string starting at").
+        where = "column" if exc.msg.endswith(" at") else "at column"
+        return BadRecord(exc.lineno, f"invalid JSON: {exc.msg} {where} {exc.colno}")
     except RecursionError:
         # The C parser recurses once per nesting level; hostile input can exhaust the stack.
         return BadRecord(1, "invalid JSON: nested too deeply")

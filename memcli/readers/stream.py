@@ -216,7 +216,7 @@ def open_input(path: str, stdin: BinaryIO | None, limits: Limits) -> Input:
     name, raw = (STDIN_NAME, stdin or sys.stdin.buffer) if owned is None else (path, owned)
     try:
         head = raw.read(4)
-        stream: BinaryIO = io.BufferedReader(_Prefixed(head, raw), CHUNK)  # type: ignore[assignment]
+        stream: BinaryIO = io.BufferedReader(_Prefixed(head, raw), CHUNK)
         if head.startswith(GZIP_MAGIC):
             unpacked: BinaryIO = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]
             content = name.removesuffix(".gz")
@@ -257,7 +257,7 @@ def _zip_member(name: str, stream: BinaryIO, seekable: bool, limits: Limits) -> 
         whole = Input(name, stream, text=False).read_all(limits.document_bytes, "the zip is")
         stream = io.BytesIO(whole)
     try:
-        archive = zipfile.ZipFile(stream)  # type: ignore[arg-type]
+        archive = zipfile.ZipFile(stream)
         members = [m for m in archive.infolist() if Path(m.filename).name == EXPORT_MEMBER]
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise InvalidInput(

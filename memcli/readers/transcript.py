@@ -82,51 +82,69 @@ def read_lines(
 ) -> Iterator[Episode | BadRecord]:
     """Yield one Episode per speaker turn of numbered lines, BadRecords for text that
     belongs to no turn and for lines that could not be read (which spoil their turn)."""
-    session_number, session_used, date = 1, False, None
-    turn: _Turn | None = None
-    orphan_reported = False  # one message per run of speakerless lines, not one per line
+    state = _Reading(default_session)
     for number, raw in lines:
         if isinstance(raw, BadRecord):
-            start = _SPEAKER_START.match(raw.head) if isinstance(raw, LongLine) else None
-            if start is not None:  # a turn too long to keep starts here
-                if turn is not None:
-                    yield turn.finish()
-                session = f"{default_session}:session_{session_number}"
-                turn = _Turn(start.group("speaker").strip(), number, session, date)
-                turn.problem = size_problem(raw.size - len(start.group(0).encode()))
-                session_used, orphan_reported = True, False
-            elif turn is None:
-                yield BadRecord(raw.line, raw.reason)
-            else:
-                turn.problem = (
-                    turn.problem or f"turn by {turn.speaker!r}, line {number}: {raw.reason}"
-                )
+            yield from state.unreadable(number, raw)
             continue
         line = raw.rstrip()
-        if not line.strip():
-            continue
+        if line.strip():
+            yield from state.line(number, line)
+    yield from state.close_turn()
+
+
+class _Reading:
+    """Where a transcript's reading stands: the session, its date, the open turn."""
+
+    def __init__(self, default_session: str) -> None:
+        self.default_session = default_session
+        self.session_number, self.session_used = 1, False
+        self.date: str | None = None
+        self.turn: _Turn | None = None
+        self.orphan_reported = False  # one message per run of speakerless lines
+
+    def line(self, number: int, line: str) -> Iterator[Episode | BadRecord]:
+        """Read one non-blank line: a session break, a new turn, or more of the open one."""
         if (brk := _SESSION_BREAK.fullmatch(line)) is not None:
-            if turn is not None:
-                yield turn.finish()
-                turn = None
-            if session_used:
-                session_number, session_used = session_number + 1, False
+            yield from self.close_turn()
+            if self.session_used:
+                self.session_number, self.session_used = self.session_number + 1, False
             # Trimmed in Python: a regex for "--- date ---" backtracks badly on long lines.
-            date, orphan_reported = brk.group("date").strip(" \t-") or None, False
+            self.date, self.orphan_reported = brk.group("date").strip(" \t-") or None, False
         elif (speaker := _SPEAKER.fullmatch(line)) is not None:
-            if turn is not None:
-                yield turn.finish()
-            session = f"{default_session}:session_{session_number}"
-            turn = _Turn(speaker.group("speaker").strip(), number, session, date)
-            turn.add(speaker.group("text") or "")
-            session_used, orphan_reported = True, False
-        elif turn is not None:
-            turn.add(line)
-        elif not orphan_reported:
+            yield from self.open_turn(speaker.group("speaker"), number)
+            assert self.turn is not None
+            self.turn.add(speaker.group("text") or "")
+        elif self.turn is not None:
+            self.turn.add(line)
+        elif not self.orphan_reported:
             yield BadRecord(number, "text outside any turn: no 'Speaker: text' line before it")
-            orphan_reported = True
-    if turn is not None:
-        yield turn.finish()
+            self.orphan_reported = True
+
+    def unreadable(self, number: int, bad: BadRecord) -> Iterator[Episode | BadRecord]:
+        """A line too long to keep, or not text: it spoils the turn it starts or belongs to."""
+        start = _SPEAKER_START.match(bad.head) if isinstance(bad, LongLine) else None
+        if start is not None and isinstance(bad, LongLine):  # a turn too long to keep
+            yield from self.open_turn(start.group("speaker"), number)
+            assert self.turn is not None
+            self.turn.problem = size_problem(bad.size - len(start.group(0).encode()))
+        elif self.turn is None:
+            yield BadRecord(bad.line, bad.reason)
+        elif self.turn.problem is None:
+            self.turn.problem = f"turn by {self.turn.speaker!r}, line {number}: {bad.reason}"
+
+    def open_turn(self, speaker: str, number: int) -> Iterator[Episode | BadRecord]:
+        """Finish the open turn and start `speaker`'s at line `number`."""
+        yield from self.close_turn()
+        session = f"{self.default_session}:session_{self.session_number}"
+        self.turn = _Turn(speaker.strip(), number, session, self.date)
+        self.session_used, self.orphan_reported = True, False
+
+    def close_turn(self) -> Iterator[Episode | BadRecord]:
+        """The open turn, finished (nothing when none is open)."""
+        if self.turn is not None:
+            yield self.turn.finish()
+            self.turn = None
 
 
 def sniff(text: str, data: Any) -> bool:

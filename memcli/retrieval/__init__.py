@@ -1,8 +1,8 @@
 """Retrieval strategies behind one protocol and a registry.
 
-A strategy is one module in this package that decorates a function
+A strategy is one module in this package, named after it, that decorates a function
 `retrieve(ctx, query, k) -> list[Hit]` with `@register_retriever("name")`, plus its
-module name in STRATEGY_MODULES (modules are imported on first use).
+module name in STRATEGY_MODULES (a module is imported when its strategy is first asked for).
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import ConfigError, did_you_mean
-from memcli.models import Hit
+from memcli.models import Hit, node_public_id
 
 if TYPE_CHECKING:
     from memcli.config import RetrievalConfig
     from memcli.llm import Embedder
+    from memcli.retrieval.explain import Explanation
     from memcli.store import Store
 
 Retriever = Callable[["SearchContext", str, int], list[Hit]]
@@ -49,14 +50,17 @@ def _load_all() -> None:
 
 
 def strategy_names() -> list[str]:
-    """Every registered strategy name."""
-    _load_all()
-    return sorted(_REGISTRY)
+    """Every strategy name (each is its module's name, so nothing is imported)."""
+    return sorted(STRATEGY_MODULES)
 
 
 def get_retriever(name: str) -> Retriever:
-    """The strategy registered under `name`, or a ConfigError listing the choices."""
-    _load_all()
+    """The strategy registered under `name`, or a ConfigError listing the choices. Only its
+    own module is imported (each strategy module is named after its strategy)."""
+    if name in STRATEGY_MODULES:
+        importlib.import_module(f"memcli.retrieval.{name}")
+    if name not in _REGISTRY:
+        _load_all()  # for the list of choices
     if name not in _REGISTRY:
         raise ConfigError(
             f"unknown retrieval strategy {name!r}{did_you_mean(name, _REGISTRY)}",
@@ -67,13 +71,18 @@ def get_retriever(name: str) -> Retriever:
 
 @dataclass
 class SearchContext:
-    """What a strategy may use: the store, the space, the embedder and the settings."""
+    """What a strategy may use: the store, the space, the embedder and the settings.
+
+    With `explain`, a strategy that can says why each hit ranked (memcli.retrieval.explain)
+    through `explained`, and `hits` hands that on with the hits."""
 
     store: Store
     space: str
     embedder: Embedder | None
     cfg: RetrievalConfig
+    explain: bool = False
     _vectors: dict[str, Any] = field(default_factory=dict)
+    _why: dict[int, tuple[dict[str, float], list[int]]] = field(default_factory=dict)
 
     def query_vector(self, text: str) -> Any:
         """The query's embedding (computed once per text), or None without an embedder."""
@@ -90,10 +99,40 @@ class SearchContext:
         if todo and self.embedder is not None:
             self._vectors.update(zip(todo, self.embedder.embed(todo), strict=True))
 
+    def explained(self, order: Sequence[tuple[int, float]], notes: Sequence[Explanation]) -> None:
+        """Keep why each ranked (node id, score) scored so: from the first of the scoring
+        passes `notes` that gave it that very score; a score no pass gave it is a standing
+        rule moved to the top (memcli.retrieval.rules)."""
+        asked: dict[int, list[int]] = {}  # pass -> the node ids it must explain
+        for node_id, score in order:
+            n = next((n for n, note in enumerate(notes) if note.score.get(node_id) == score), None)
+            if n is None:
+                self._why[node_id] = ({"rule_lead": score}, [])
+            else:
+                asked.setdefault(n, []).append(node_id)
+        for n, node_ids in asked.items():
+            resolve = notes[n].resolve
+            why, via = resolve(node_ids) if resolve is not None else ({}, {})
+            for node_id in node_ids:
+                self._why[node_id] = (why.get(node_id, {}), via.get(node_id, []))
+
     def hits(self, scored: Sequence[tuple[int, float]], k: int | None = None) -> list[Hit]:
-        """Turn (node id, score) pairs, best first, into Hits with provenance filled in."""
+        """Turn (node id, score) pairs, best first, into Hits with provenance filled in
+        (and why they ranked, when the strategy said so)."""
         chosen = list(scored if k is None else scored[:k])
         nodes = self.store.nodes_by_ids(i for i, _ in chosen)
         derived = [i for i, _ in chosen if i in nodes and nodes[i].kind != "episode"]
         sources = self.store.sources_of(derived) if derived else {}
-        return [Hit(nodes[i], score, sources.get(i, [])) for i, score in chosen if i in nodes]
+        hits = [Hit(nodes[i], score, sources.get(i, [])) for i, score in chosen if i in nodes]
+        if self._why:
+            self._attach_why(hits)
+        return hits
+
+    def _attach_why(self, hits: list[Hit]) -> None:
+        steps = {i for h in hits for i in self._why.get(h.node.id, ({}, []))[1]}
+        kinds = self.store.kinds_of(list(steps)) if steps else {}
+        for hit in hits:
+            if hit.node.id in self._why:
+                why, via = self._why[hit.node.id]
+                hit.why = dict(why)
+                hit.via = [node_public_id(kinds[i], i) for i in via if i in kinds]

@@ -107,7 +107,9 @@ def user_roles(speakers: Iterable[str]) -> set[str]:
 
 def states_rule(node: Node, users: frozenset[str]) -> bool:
     """Whether a memory is a user's message stating a standing instruction or preference."""
-    return bool(node.speaker) and node.speaker.lower() in users and bool(_RULE.search(node.text))
+    if not node.speaker:
+        return False
+    return node.speaker.lower() in users and bool(_RULE.search(node.text))
 
 
 def role_match(node: Node, people: set[str]) -> bool:
@@ -137,7 +139,8 @@ class Cues:
     def of(cls, question: str, nodes: Iterable[Node], **betas: float) -> Cues:
         """The question's cues; the people it may name are the speakers of `nodes` and
         the entities among them."""
-        known = sorted({n.speaker if n.kind != "entity" else n.text for n in nodes} - {None})
+        named = {n.speaker if n.kind != "entity" else n.text for n in nodes}
+        known = sorted(name for name in named if name is not None)
         people = named_people(question, known) | pronoun_roles(question, known)
         users = frozenset(user_roles(known))
         return cls(is_temporal(question), frozenset(people), users, **betas)
@@ -154,6 +157,19 @@ class Cues:
         if self.users and states_rule(node, self.users):
             factor *= self.beta_rule
         return factor
+
+    def fired(self, node: Node) -> dict[str, float]:
+        """The cues that fire for this memory, by name, with their β (as `factor` takes
+        them; for explanations)."""
+        fired = {
+            "time": self.temporal and time_bearing(node),
+            "role": role_match(node, set(self.people)),
+            "confidence": node.kind != "episode" and (node.belief or 0.0) >= self.min_belief,
+            "rule": bool(self.users) and states_rule(node, self.users),
+        }
+        betas = {"time": self.beta_time, "role": self.beta_role, "confidence": self.beta_conf}
+        betas["rule"] = self.beta_rule
+        return {name: betas[name] for name, on in fired.items() if on and betas[name] != 1.0}
 
     def ceiling(self) -> float:
         """The largest factor any memory can get for this question."""

@@ -39,6 +39,10 @@ class Similarity:
     lexical_floor: float = 0.0  # BM25 of any node outside `lexical` is at most this
     cosine_floor: float = 0.0  # cosine of any node outside `cosine` is at most this
     kinds: dict[int, str] = field(default_factory=dict)  # kind of every node read so far
+    # For explanations (memcli.retrieval.explain): the related words' part of `lexical`,
+    # and the turn each node inherited its similarity from (inherit_replies).
+    related: dict[int, float] = field(default_factory=dict)
+    inherited: dict[int, int] = field(default_factory=dict)
 
     def extend(self, ctx: SearchContext, node_ids: Iterable[int]) -> dict[int, float]:
         """Fused similarity of nodes not yet scored (computed on demand), added to `scores`.
@@ -64,6 +68,20 @@ class Similarity:
         # A node without a stored vector scores cosine 0 (see _fuse), which may exceed a
         # negative floor.
         return self._fuse(bm25, self.cosine.get(node_id, max(self.cosine_floor, 0.0)))
+
+    def parts(self, node_id: int) -> dict[str, float]:
+        """A scored node's similarity split into its signals: full-text, related words and
+        vector (as fused), and what it inherited from a neighbouring turn."""
+        bm25, cosine = self.lexical.get(node_id, 0.0), self.cosine.get(node_id)
+        related = self.related.get(node_id, 0.0)
+        scale = 1.0 / self.bm25_top if self.bm25_top > 0 else 0.0
+        w = 1.0 if self.query_vector is None else self.lexical_weight
+        out = {"fulltext": w * (bm25 - related) * scale, "related": w * related * scale}
+        if self.query_vector is not None:
+            out["vector"] = (1.0 - w) * (cosine or 0.0)
+        if node_id in self.inherited:
+            out["reply"] = self.scores[node_id] - self._fuse(bm25, cosine)
+        return out
 
     def _fuse(self, bm25: float, cosine: float | None) -> float:
         lex = bm25 / self.bm25_top if self.bm25_top > 0 else 0.0
@@ -144,6 +162,7 @@ def _add_related(
     rows = ctx.store.text_search(ctx.space, " ".join(found), limit, kinds)
     for node_id, bm25 in rows:
         sim.lexical[node_id] = sim.lexical.get(node_id, 0.0) + weight * bm25
+        sim.related[node_id] = sim.related.get(node_id, 0.0) + weight * bm25
     if len(rows) >= limit:  # a node outside both lists scores at most both floors
         sim.lexical_floor += weight * min(bm25 for _, bm25 in rows)
 
@@ -152,7 +171,7 @@ def _scored(
     ctx: SearchContext, found: Similarity, groups: Sequence[tuple[Sequence[str] | None, int]]
 ) -> Similarity:
     """The groups' candidates from a first pass, scored on one scale (shared rows)."""
-    sim = dataclasses.replace(found, scores={})
+    sim = dataclasses.replace(found, scores={}, inherited={})
     lexical = _best_per_group(sim.lexical, sim.kinds, groups)
     candidates = lexical | _best_per_group(sim.cosine, sim.kinds, groups)
     sim.bm25_top = max((sim.lexical[i] for i in lexical), default=0.0)
@@ -206,7 +225,9 @@ def inherit_replies(
         sim.extend(ctx, [p for p, _ in before])
         own = {r: sim.scores[r] for _, r in before}
         for earlier, reply in before:
-            sim.scores[earlier] = max(sim.scores[earlier], replied_share * own[reply])
+            if replied_share * own[reply] > sim.scores[earlier]:
+                sim.scores[earlier] = replied_share * own[reply]
+                sim.inherited[earlier] = reply
     if share <= 0:
         return
     nodes = ctx.store.nodes_by_ids(best)
@@ -215,4 +236,6 @@ def inherit_replies(
     sim.kinds.update(dict.fromkeys((a for _, a in replies), "episode"))  # NEXT joins turns
     sim.extend(ctx, [a for _, a in replies])
     for question, answer in replies:
-        sim.scores[answer] = max(sim.scores[answer], share * sim.scores[question])
+        if share * sim.scores[question] > sim.scores[answer]:
+            sim.scores[answer] = share * sim.scores[question]
+            sim.inherited[answer] = question

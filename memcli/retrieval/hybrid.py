@@ -23,11 +23,13 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from memcli.graph import LocalGraph, expand, max_normalised, personalized_pagerank
 from memcli.models import Hit
 from memcli.retrieval import MEMORY_KINDS, SearchContext, register_retriever
 from memcli.retrieval.cues import Cues
+from memcli.retrieval.explain import Explanation, Reasons, paths, with_cues
 from memcli.retrieval.fusion import Similarity, inherit_replies, ranked, top
 from memcli.retrieval.rules import with_rules
 from memcli.retrieval.shapes import Shape
@@ -42,10 +44,11 @@ def graph_scores(
     k: int,
     question: str | None = None,
     roles: bool = True,
+    explain: Explanation | None = None,
 ) -> dict[int, float]:
     """(Similarity + topic bonus + weighted PageRank) × cues of the memories the query
     reaches, exact for the top k; the cues read `question` (default: the query), the
-    role cue only when `roles`."""
+    role cue only when `roles`. With `explain`, each score's parts are noted there."""
     cfg = ctx.cfg
     # Organisers (segments, concepts) are reached through the graph rather than seeded:
     # their summaries and labels would otherwise take candidate slots from memories.
@@ -57,7 +60,8 @@ def graph_scores(
     base = {i: max(s, 0.0) / top_sim for i, s in sim.scores.items()}
     for i, extra in topic.bonus(ctx, dict(base)).items():
         base[i] += extra
-    graph, ppr = _pagerank(ctx, top(base, cfg.seeds))
+    seeds = top(base, cfg.seeds)
+    graph, ppr = _pagerank(ctx, seeds)
     sim.kinds.update(ctx.store.kinds_of([n for n in graph.nodes if n not in sim.kinds]))
     nodes = ctx.store.nodes_by_ids(i for i in base if sim.kinds.get(i) in MEMORY_KINDS)
     cues = Cues.of(
@@ -72,7 +76,45 @@ def graph_scores(
     # channel (memcli.retrieval.rules), and a lower ceiling keeps graph-only reads few.
     rest = dataclasses.replace(cues, beta_rule=1.0)
     memories.update(_graph_only(ctx, sim, topic, rest, graph, ppr, memories, k))
+    if explain is not None:
+        used = _Direct(sim, topic, ppr, cues, rest, set(nodes), top_sim)
+        explain.score = memories
+        explain.resolve = lambda ids: _explain(ctx, used, ids, graph, [i for i, _ in seeds])
     return memories
+
+
+@dataclasses.dataclass
+class _Direct:
+    """What one scoring pass used, kept to explain its scores."""
+
+    sim: Similarity
+    topic: TopicContext
+    ppr: dict[int, float]
+    cues: Cues  # for the candidates
+    rest: Cues  # for memories met only through the graph
+    candidates: set[int]
+    top_sim: float
+
+
+def _explain(
+    ctx: SearchContext, used: _Direct, ids: Sequence[int], graph: LocalGraph, seeds: list[int]
+) -> Reasons:
+    """The scores of these memories as their parts (memcli.retrieval.explain), and the
+    path that brought each one that was not a direct match. Changes no score."""
+    own = {i: max(used.sim.scores[i], 0.0) / used.top_sim for i in ids}
+    topic = used.topic.bonus(ctx, dict(own))
+    why, via = {}, {}
+    for i, node in ctx.store.nodes_by_ids(ids).items():
+        raw = used.sim.scores[i]
+        parts = {k: v / used.top_sim for k, v in used.sim.parts(i).items()} if raw > 0 else {}
+        parts["topic"] = topic.get(i, 0.0)
+        parts["pagerank"] = ctx.cfg.ppr_weight * used.ppr.get(i, 0.0)
+        cues = used.cues if i in used.candidates else used.rest
+        why[i] = with_cues(parts, cues.fired(node))
+        if i in used.sim.inherited:
+            via[i] = [used.sim.inherited[i], i]
+    via.update(paths(graph, seeds, [i for i in ids if i not in used.candidates]))
+    return why, via
 
 
 def _pagerank(
@@ -144,16 +186,24 @@ def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
     for an enumeration, searched item by item as well."""
     shape = Shape.of(query)
     pool = max(ctx.cfg.candidates, k)
+    notes: list[Explanation] = []
+
+    def scores(text: str, size: int, question: str | None = None, roles: bool = True) -> dict:
+        note = Explanation() if ctx.explain else None  # only when asked: it costs a little
+        notes.extend([note] if note is not None else [])
+        return graph_scores(ctx, text, size, k, question, roles, explain=note)
+
     if not shape.broad:
-        order = ranked(graph_scores(ctx, query, pool, k))
+        order = ranked(scores(query, pool))
     else:
-        scores = graph_scores(
-            ctx, shape.topic, 2 * pool, k, question=query, roles=not shape.summary
-        )
-        order = ranked(scores)
+        found = scores(shape.topic, 2 * pool, question=query, roles=not shape.summary)
+        order = ranked(found)
         if shape.ordered or shape.summary:
-            order = spread(order, ctx.store.nodes_by_ids(scores))
+            order = spread(order, ctx.store.nodes_by_ids(found))
     if shape.parts:
-        parts = [ranked(graph_scores(ctx, part, pool, k, question=query)) for part in shape.parts]
+        parts = [ranked(scores(part, pool, question=query)) for part in shape.parts]
         order = interleave([order, *parts])
-    return ctx.hits(with_rules(ctx, query, order), k)
+    order = with_rules(ctx, query, order)
+    if ctx.explain:
+        ctx.explained(order[:k], notes)
+    return ctx.hits(order, k)

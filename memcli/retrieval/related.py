@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from memcli.text import name_words, vocabulary_words, words
 
 if TYPE_CHECKING:
@@ -37,6 +35,8 @@ def related_words(ctx: SearchContext, query: str) -> list[str]:
     vocabulary, matrix = ctx.store.word_matrix(ctx.space)
     if matrix is None:
         return []
+    import numpy as np  # here: a lexical search never loads it
+
     known = ctx.store.word_vectors(ctx.space, asked)
     unseen = [w for w in asked if w not in known]
     if unseen:  # embedded with the query, which search needs next anyway

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memcli.errors import DatabaseError
+from memcli.errors import DatabaseError, NotFound
 from memcli.store.db import connect, connect_read_only, read_only_reason, refuse_foreign
 from memcli.store.edges import Edges
 from memcli.store.forgotten import Forgotten
@@ -42,21 +42,35 @@ class SqliteStore(Pruning, Forgotten, Listing, Transfer, Edges, Work, Stats):
     """A migrated connection to one memcli database file."""
 
 
-def open_store(target: str | os.PathLike[str]) -> Store:
+#: Why a store opened with `read_only=True` refuses writes (ReadOnlyStore's message).
+READ_ONLY_ASKED = "it was opened for reading only"
+
+
+def open_store(target: str | os.PathLike[str], read_only: bool = False) -> Store:
     """Open or create the store at `target`, a file path or a `postgresql://` URL, and bring
-    its schema up to date. A store this process may not write is opened read-only: reads
-    work, writes raise ReadOnlyStore."""
+    its schema up to date. A store this process may not write, or any store when
+    `read_only` (which must exist then), is opened read-only: the database refuses every
+    write, and the store's own raise ReadOnlyStore."""
     if is_url(target):
         from memcli.store.pg import open_pg_store
 
-        return open_pg_store(str(target))
-    return _open_sqlite(file_path(target))
+        return open_pg_store(str(target), READ_ONLY_ASKED if read_only else None)
+    return _open_sqlite(file_path(target), read_only)
 
 
-def _open_sqlite(target: Path) -> SqliteStore:
+def _open_sqlite(target: Path, read_only: bool) -> SqliteStore:
     """Open or create the SQLite store file at `target`."""
     refuse_foreign(target)
-    read_only = read_only_reason(target)
+    read_only_why = read_only_reason(target)
+    if read_only and read_only_why is None:
+        if not target.is_file():
+            raise NotFound(f"no memory store at {target}", fix="check --db / MEMCLI_DB")
+        read_only_why = READ_ONLY_ASKED
+    return _opened(target, read_only_why)
+
+
+def _opened(target: Path, read_only: str | None) -> SqliteStore:
+    """The store at `target`, opened for writing unless `read_only` says why not."""
     new = not target.exists()
     try:
         conn = connect(target) if read_only is None else connect_read_only(target)

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -16,6 +17,7 @@ from memcli.store.db import transaction, wrap
 from memcli.store.read_cache import ReadCache
 
 if TYPE_CHECKING:
+    from sqlite_utils import Database
     from sqlite_utils.db import Table
 
 S = TypeVar("S", bound="StoreBase")
@@ -37,7 +39,6 @@ class StoreBase:
 
     def __init__(self, conn: Any, path: Path, read_only: str | None = None) -> None:
         self.conn = conn
-        self.db = wrap(conn)
         self.path = path
         self.read_only = read_only  # why this process may not write the file, or None
         self._lock = threading.Lock()  # model threads share this connection for the cache
@@ -52,6 +53,12 @@ class StoreBase:
     def schema_version(self) -> int:
         """How many migrations the file has had."""
         return int(self.conn.execute(sql.USER_VERSION).fetchone()[0])
+
+    @cached_property
+    def db(self) -> Database:
+        """sqlite-utils' view of the connection, made on first use: writes use it, and a
+        read-only command never imports sqlite-utils."""
+        return wrap(self.conn)
 
     def use_read_cache(self) -> None:
         """Keep graph reads (edges, degrees, kinds, node rows) in memory from now on, for

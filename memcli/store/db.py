@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import errno
+import importlib
+import importlib.util
 import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +22,17 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_S = 30.0
 
 
+@cache
 def sqlite_module() -> Any:
-    """The sqlite3 module sqlite-utils picked (pysqlite3 on Linux, which can load extensions)."""
-    from sqlite_utils.utils import sqlite3
+    """The sqlite3 module sqlite-utils picks: pysqlite3 where it is installed (on Linux, a
+    SQLite that can load extensions), else the standard library's. Chosen here the same way,
+    so that a read never pays for importing sqlite-utils (which imports numpy)."""
+    try:
+        return importlib.import_module("pysqlite3")
+    except ImportError:
+        import sqlite3
 
-    return sqlite3
+        return sqlite3
 
 
 def wrap(conn: Any) -> Database:
@@ -215,12 +224,19 @@ def _cannot_open(target: Path, reason: str) -> DatabaseError:
     )
 
 
+def _vec_extension() -> str:
+    """The path of sqlite-vec's loadable extension, found without importing its Python
+    package (which imports numpy): the file `vec0` beside the package's __init__."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or spec.origin is None:
+        raise ImportError("the sqlite-vec package is not installed")
+    return os.path.join(os.path.dirname(spec.origin), "vec0")
+
+
 def _load_vec(conn: Any) -> None:
     try:
-        import sqlite_vec
-
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        conn.load_extension(_vec_extension())
         conn.enable_load_extension(False)
     except Exception as exc:  # which error depends on how sqlite3 was built
         raise DatabaseError(
@@ -228,6 +244,31 @@ def _load_vec(conn: Any) -> None:
             fix="on Linux install pysqlite3-binary (pip install pysqlite3-binary); "
             "elsewhere use a Python whose sqlite3 can load extensions",
         ) from None
+
+
+def _read_only_sidecar(conn: Any, exc: Exception) -> DatabaseError:
+    """Why a write cannot start on a store opened for writing: most often a -shm (or -wal)
+    file that an earlier reader (another user, a read-only mount) left unwritable."""
+    target = Path(conn.execute(sql.DATABASE_FILE).fetchone()[2])
+    stuck = [
+        Path(f"{target}{suffix}")
+        for suffix in ("-shm", "-wal")
+        if Path(f"{target}{suffix}").exists() and not os.access(f"{target}{suffix}", os.W_OK)
+    ]
+    if not stuck:
+        return DatabaseError(
+            f"cannot start a write: {exc}",
+            fix=f"check that {target}, its -wal and -shm files and their directory are "
+            "writable by you",
+        )
+    shm = Path(f"{target}-shm")
+    return DatabaseError(
+        f"cannot write {target}: {', '.join(p.name for p in stuck)} beside it is read-only "
+        "for you (left by an earlier reader: another user, or a read-only mount)",
+        fix=f"make it writable (chown or chmod u+w {stuck[0]}); or, when no process has the "
+        f"store open, delete {shm.name} ({shm}): SQLite makes it again from the -wal. "
+        "Never delete the -wal, which may hold the latest writes",
+    )
 
 
 @contextmanager
@@ -239,6 +280,8 @@ def transaction(conn: Any, retries: int = 3) -> Iterator[Any]:
             conn.execute(sql.BEGIN_WRITE)
             break
         except sqlite3.OperationalError as exc:
+            if "readonly" in str(exc):
+                raise _read_only_sidecar(conn, exc) from None
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise DatabaseError(f"cannot start a write: {exc}") from None
             if attempt == retries:

@@ -72,8 +72,8 @@ class Edges(StoreBase):
             found = {r for rows in memo.edges_out(self.conn, ids).values() for r in rows}
             found.update(r for rows in memo.edges_into(self.conn, ids).values() for r in rows)
             return sorted(r for r in found if not types or r[2] in types)
-        ids = _ids(node_ids)
-        args = (ids, *(types or ()), ids, *(types or ()))
+        listed = _ids(node_ids)
+        args = (listed, *(types or ()), listed, *(types or ()))
         return [edge_row(r) for r in self.conn.execute(sql.edge_rows(len(types or ())), args)]
 
     def edges_within(

@@ -146,7 +146,7 @@ class FullText(StoreBase):
     ) -> list[tuple[int, float]]:
         """(node id, BM25 score, higher is better) for a free-text query within a space."""
         match = fts_query(query)
-        table = search_tables.text_table(self.db, space)
+        table = search_tables.find_text_table(self.conn, space)
         if not match or limit <= 0 or table is None:
             return []
         statement = sql.text_search(table, len(kinds or ()), CONTEXT_WEIGHT)

@@ -253,8 +253,18 @@ class Store(Protocol):
     def mark_processed(self, space: str, stage: str, node_ids: Iterable[int]) -> None: ...
     def unprocessed(self, space: str, stage: str, kind: str = "episode") -> list[int]: ...
     def processed_among(self, stage: str, node_ids: Sequence[int]) -> set[int]: ...
-    def consolidation_lock(self) -> AbstractContextManager[dict[str, Any] | None]:
-        """Hold the consolidation lock for the block (yield None), or yield its holder."""
+    def run_page(self, space: str, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+        """Consolidation runs of a space, newest first (`extra` parsed), and how many."""
+
+    def consolidation_lock(
+        self, refused: str = "nothing was done"
+    ) -> AbstractContextManager[dict[str, Any] | None]:
+        """Hold the consolidation lock for the block (yield None), or yield its live holder;
+        DatabaseError ending in `refused` for a holder that cannot be checked."""
+
+    def force_unlock(self, name: str) -> dict[str, Any] | None:
+        """Remove a lock whose holder cannot be running: the lock removed, or None when none
+        was held; DatabaseError while its holder runs."""
 
     # -- counts ------------------------------------------------------------------------
 
@@ -270,6 +280,14 @@ class Store(Protocol):
         self, space: str, where: NodeFilter, limit: int | None, offset: int = 0
     ) -> tuple[list[Node], int]:
         """One page of the matching nodes, newest first, and how many match in all."""
+
+    def session_page(
+        self, space: str, limit: int, offset: int = 0
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Sessions oldest first (session, first, last, turns), a page, and how many."""
+
+    def session_turns(self, space: str, session: str) -> list[Node]:
+        """The turns of one session in their order (the name taken literally)."""
 
     def sessions_missing(self, space: str, patterns: Sequence[str]) -> list[str]: ...
     def session_names(self, space: str, limit: int = 10) -> list[str]: ...

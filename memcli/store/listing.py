@@ -88,6 +88,23 @@ class Listing(Nodes):
             found = [row_to_node(row) for row in rows]
         return found, total
 
+    def session_page(
+        self, space: str, limit: int, offset: int = 0
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Sessions oldest first (session, first, last, turns), a page of them, and how
+        many the space holds."""
+        with self.reading():
+            total = int(self.conn.execute(sql.COUNT_SESSIONS, (space,)).fetchone()[0])
+            rows = self.conn.execute(sql.SESSIONS_PAGE, (space, limit, offset)).fetchall()
+        keys = ("session", "first", "last", "turns")
+        return [dict(zip(keys, row, strict=True)) for row in rows], total
+
+    def session_turns(self, space: str, session: str) -> list[Node]:
+        """The turns of one session in their order (the name taken literally, not as a glob)."""
+        where = "space = ? AND kind = 'episode' AND session = ?"
+        rows = self.conn.execute(sql.nodes_where(where, "seq, id"), (space, session))
+        return [row_to_node(row) for row in rows]
+
     def sessions_missing(self, space: str, patterns: Sequence[str]) -> list[str]:
         """Those of the session names (or globs) that match no node in the space."""
         missing = []

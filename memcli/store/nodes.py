@@ -40,7 +40,7 @@ def row_to_node(row: Sequence[Any]) -> Node:
     )
 
 
-def _ids(values: Iterable[int]) -> str:
+def _ids(values: Iterable[int | str]) -> str:
     return json.dumps(list(dict.fromkeys(values)))
 
 
@@ -132,7 +132,9 @@ class Nodes(FullText, Vectors, Words):
     def node_by_public_id(self, public_id: str, space: str) -> Node:
         """Look up `ep12`-style ids within a space; raise NodeNotFound otherwise."""
         parsed = parse_node_id(typed_node_id(public_id))
-        node = self.get_node(parsed[1]) if parsed else None
+        if parsed is None:
+            raise NodeNotFound(public_id, space)
+        node = self.get_node(parsed[1])
         if node is None or node.kind != parsed[0] or node.space != space:
             raise NodeNotFound(public_id, space)
         return node

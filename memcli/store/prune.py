@@ -113,7 +113,8 @@ class Pruning(Nodes):
         belief_below: float | None = None,
     ) -> set[int]:
         """Ids of the space's nodes meeting every given condition."""
-        where, args = ["space = ?"], [space]
+        where: list[str] = ["space = ?"]
+        args: list[Any] = [space]
         if ids is not None:
             where.append(sql.in_json("id"))
             args.append(_ids(ids))

@@ -12,7 +12,7 @@ The layout of both is part of the schema: changing it takes a new migration.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memcli.store import sql
 
@@ -28,16 +28,21 @@ def text_table(
 ) -> str | None:
     """The name of a space's full-text table; made on first use when `create` (by `ddl`,
     a migration's frozen statement, or else today's layout)."""
-    row = db.execute(sql.TEXT_TABLE_ID, [space]).fetchone()  # on every search: kept lean
-    if row is not None:
-        return f"fts_{int(row[0])}"
-    if not create:
-        return None
+    found = find_text_table(db.conn, space)
+    if found is not None or not create:
+        return found
     spaces = db.table(TEXT_SPACES)
     spaces.insert({"space": space})
     name = f"fts_{spaces.last_rowid}"
     db.execute((ddl or sql.create_text_table)(name))
     return name
+
+
+def find_text_table(conn: Any, space: str) -> str | None:
+    """The name of a space's full-text table, or None: a plain read on the connection, as
+    every search makes it."""
+    row = conn.execute(sql.TEXT_TABLE_ID, [space]).fetchone()
+    return f"fts_{int(row[0])}" if row is not None else None
 
 
 def text_tables(db: Database) -> list[tuple[str, str]]:

@@ -34,6 +34,7 @@ def connection_pragmas(mmap_bytes: int) -> tuple[str, ...]:
 WAL_MODE = "PRAGMA journal_mode = WAL"
 SCHEMA_PROBE = "SELECT count(*) FROM sqlite_master"  # reads the file (and its WAL index)
 SCHEMA_NAMES = "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
+DATABASE_FILE = "PRAGMA database_list"  # row 0: (seq, "main", file path)
 META_TABLE = "meta"  # every migrated store has it (the first migration makes it)
 WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
 BEGIN_WRITE = "BEGIN IMMEDIATE"  # take the write lock now, not at the first write
@@ -203,6 +204,14 @@ SPACES = "SELECT DISTINCT space FROM nodes ORDER BY 1"
 COUNT_KINDS = "SELECT kind, COUNT(*) FROM nodes WHERE space = ? GROUP BY kind ORDER BY kind"
 COUNT_EDGE_TYPES = "SELECT type, COUNT(*) FROM edges WHERE space = ? GROUP BY type ORDER BY type"
 COUNT_SESSIONS = "SELECT COUNT(DISTINCT session) FROM nodes WHERE space = ? AND kind = 'episode'"
+# Sessions by when they began (a session without dates by when it was stored); the index
+# nodes_session (space, session, seq) serves the grouping.
+SESSIONS_PAGE = (
+    "SELECT session, MIN(COALESCE(timestamp, created_at)) AS first,"
+    " MAX(COALESCE(timestamp, created_at)) AS last, COUNT(*) AS turns"
+    " FROM nodes WHERE space = ? AND kind = 'episode' AND session IS NOT NULL"
+    " GROUP BY session ORDER BY first, session LIMIT ? OFFSET ?"
+)
 EPISODES_OF_SOURCES = f"id IN (SELECT node FROM node_sources WHERE {in_json('source')})"
 SESSION_NAMES = (
     "SELECT DISTINCT session FROM nodes WHERE space = ? AND kind = 'episode'"
@@ -295,6 +304,8 @@ LAST_RUNS = (
     " GROUP BY stage) ORDER BY id"
 )
 RUN_EXTRAS = "SELECT extra FROM runs WHERE space = ? AND stage = ?"
+RUNS_PAGE = "SELECT * FROM runs WHERE space = ? ORDER BY id DESC LIMIT ? OFFSET ?"
+RUNS_COUNT = "SELECT COUNT(*) FROM runs WHERE space = ?"
 RUNS_INTERRUPTED = (
     "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE space = ? AND status = 'running'"
 )

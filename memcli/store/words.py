@@ -17,8 +17,6 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
-
 from memcli.store import sql
 from memcli.store.base import StoreBase
 from memcli.store.read_cache import file_stamp
@@ -72,6 +70,8 @@ class Words(StoreBase):
 
     def put_word_vectors(self, space: str, rows: Sequence[tuple[str, Any]]) -> None:
         """Store (word, vector) pairs of a space. Call inside a transaction."""
+        import numpy as np  # numpy only where vectors are (a lexical ask never loads it)
+
         self.conn.executemany(
             sql.WORDS_PUT_VECTOR,
             [(np.asarray(v, dtype=np.float32).tobytes(), space, w) for w, v in rows],
@@ -89,6 +89,8 @@ class Words(StoreBase):
 
     def word_vectors(self, space: str, words: Sequence[str]) -> dict[str, Any]:
         """The stored vectors of these words of a space (words without one are left out)."""
+        import numpy as np
+
         found = self.conn.execute(sql.WORDS_VECTORS_OF, [space, json.dumps(list(words))])
         return {str(w): np.frombuffer(v, dtype=np.float32) for w, v in found}
 
@@ -101,6 +103,8 @@ class Words(StoreBase):
         kept = self._matrices.get(space)
         if kept is not None and kept[0] == stamp:
             return kept[1]
+        import numpy as np
+
         rows = self.conn.execute(sql.WORDS_EMBEDDED, [space]).fetchall()
         words = [str(w) for w, _ in rows]
         matrix = np.frombuffer(b"".join(v for _, v in rows), dtype=np.float32) if rows else None

@@ -8,8 +8,11 @@ import socket
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+from memcli.errors import DatabaseError
 from memcli.store import sql
 from memcli.store.base import StoreBase, now_iso
 
@@ -39,6 +42,9 @@ class CachedReply:
     completion_tokens: int
 
 
+UNLOCK_COMMAND = "memcli consolidate --unlock"
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -47,6 +53,46 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:  # it exists, owned by someone else
         return True
     return True
+
+
+def _started_at(pid: int) -> float | None:
+    """When a process on this machine started, in Unix seconds (None where /proc cannot
+    say: not Linux, or the process is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(
+            int(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+        return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def unverifiable_holder(holder: dict[str, Any], outcome: str) -> DatabaseError:
+    """The error for a consolidation lock held on another host or container, which this
+    host cannot check; `outcome` says what was (not) done."""
+    return DatabaseError(
+        f"the consolidation lock is held by pid {holder['pid']} on host {holder['host']} "
+        f"(since {holder['since']}), which cannot be checked from here; {outcome}",
+        fix=f"if no memcli consolidate is running there any more (a stopped container, a "
+        f"copied store), release the lock with `{UNLOCK_COMMAND}` and run again",
+    )
+
+
+def holder_state(row: dict[str, Any]) -> str:
+    """`running` (its process is alive here), `gone` (it died, or its pid now belongs to a
+    process started after the lock was taken), or `unknown` (another host or container,
+    where nothing can be checked)."""
+    if row["host"] != socket.gethostname():
+        return "unknown"
+    if not _pid_alive(row["pid"]):
+        return "gone"
+    started = _started_at(row["pid"])
+    taken = datetime.fromisoformat(row["acquired_at"]).timestamp()
+    # A second of slack: the lock's time is kept to the second, the start time is not.
+    return "gone" if started is not None and started > taken + 1 else "running"
 
 
 class Work(StoreBase):
@@ -108,6 +154,15 @@ class Work(StoreBase):
             row["extra"] = json.loads(row.get("extra") or "{}")
         return rows
 
+    def run_page(self, space: str, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+        """Consolidation runs of a space, newest first (`extra` parsed), and how many."""
+        with self.reading():
+            total = int(self.conn.execute(sql.RUNS_COUNT, (space,)).fetchone()[0])
+            rows = list(self.db.query(sql.RUNS_PAGE, [space, limit, offset]))
+        for row in rows:
+            row["extra"] = json.loads(row.get("extra") or "{}")
+        return rows, total
+
     def run_extra_totals(self, space: str, stage: str) -> dict[str, int]:
         """A stage's stage-specific counts summed over every run of a space."""
         totals: dict[str, int] = {}
@@ -143,20 +198,44 @@ class Work(StoreBase):
     # -- locks ------------------------------------------------------------------
 
     def try_lock(self, name: str) -> dict[str, Any] | None:
-        """Take a named lock; return None on success or the live holder's details.
+        """Take a named lock; return None on success or the holder's details (pid, host,
+        since, and `state`: running, or unknown when it is on another host or container).
 
-        A lock whose holder died (same host, process gone) is taken over.
+        A lock whose holder is gone (same host: the process died, or its pid was reused by
+        a later process) is taken over.
         """
         host = socket.gethostname()
         locks = self.table("locks")
         with self.transaction():
             for row in list(locks.rows_where("name = ?", [name])):
-                alive = row["host"] != host or _pid_alive(row["pid"])
-                if alive and row["pid"] != os.getpid():
-                    return {"pid": row["pid"], "host": row["host"], "since": row["acquired_at"]}
+                state = holder_state(row)
+                if state != "gone" and not (row["pid"] == os.getpid() and row["host"] == host):
+                    return {
+                        "pid": row["pid"], "host": row["host"], "since": row["acquired_at"],
+                        "state": state,
+                    }  # fmt: skip
             lock = {"name": name, "pid": os.getpid(), "host": host, "acquired_at": now_iso()}
             locks.insert(lock, replace=True)
         return None
+
+    def force_unlock(self, name: str) -> dict[str, Any] | None:
+        """Remove a lock whose holder cannot be running (or cannot be checked): the details
+        of the lock removed, or None when none was held. DatabaseError when its process
+        is alive on this host."""
+        locks = self.table("locks")
+        with self.transaction():
+            rows = list(locks.rows_where("name = ?", [name]))
+            for row in rows:
+                if holder_state(row) == "running" and row["pid"] != os.getpid():
+                    raise DatabaseError(
+                        f"the {name} lock is held by pid {row['pid']}, which is running on "
+                        f"this host (since {row['acquired_at']}); it was left in place",
+                        fix=f"wait for it to finish, or stop it (kill {row['pid']})",
+                    )
+            locks.delete_where("name = ?", [name])
+        return None if not rows else {
+            "pid": rows[0]["pid"], "host": rows[0]["host"], "since": rows[0]["acquired_at"]
+        }  # fmt: skip
 
     def unlock(self, name: str) -> None:
         """Release a lock this process holds."""
@@ -166,10 +245,15 @@ class Work(StoreBase):
             )
 
     @contextmanager
-    def consolidation_lock(self) -> Iterator[dict[str, Any] | None]:
+    def consolidation_lock(
+        self, refused: str = "nothing was done"
+    ) -> Iterator[dict[str, Any] | None]:
         """Hold the consolidation lock for the block, yielding None; or, when a live process
-        holds it, yield that holder's details (pid, host, since) and take nothing."""
+        holds it, yield that holder's details (pid, host, since) and take nothing. A holder
+        on another host, which cannot be checked, is a DatabaseError ending in `refused`."""
         holder = self.try_lock(CONSOLIDATION_LOCK)
+        if holder is not None and holder["state"] == "unknown":
+            raise unverifiable_holder(holder, refused)
         if holder is not None:
             yield holder
             return

@@ -161,6 +161,30 @@ def logo_pairs(record: dict[str, Any], baseline: str, args: argparse.Namespace) 
             *lines]  # fmt: skip
 
 
+def halves_table(
+    record: dict[str, Any], baseline: str, genre: str, args: argparse.Namespace
+) -> list[str]:
+    """Each variant against the baseline on the two halves of a genre's conversations (for
+    a component that fires in one genre only: set on one half, reported on the other)."""
+    k, convs = args.at, record["genres"][genre]["conversations"]
+    half = {"A": convs[: (len(convs) + 1) // 2], "B": convs[(len(convs) + 1) // 2 :]}
+    if not half["B"]:
+        return [f"### {genre}: one conversation, no halves", ""]
+
+    def pick(name: str, part: str) -> list[float]:
+        rows = _rows(record, name, genre)
+        return [100 * r["recall"][str(k)] for r in rows if r["conversation"] in half[part]]
+
+    lines = _header(["variant", *(f"Δ {p}: {', '.join(c)} ({len(pick(baseline, p))} q)"
+                                  for p, c in half.items())])  # fmt: skip
+    for name in record["variants"]:
+        if name != baseline:
+            pairs = {p: (pick(name, p), pick(baseline, p)) for p in half}
+            found = paired_bootstrap(pairs, resamples=args.resamples, seed=args.seed)
+            lines.append(_line([name, *(cell(found.groups[p]) for p in half)]))
+    return [f"### {genre} by halves of its conversations (recall@{k})", "", *lines]
+
+
 def fires_tables(record: dict[str, Any]) -> list[str]:
     """Questions each pattern or cue fires on, and turns each memory-side pattern marks."""
     fires = record["fires"]
@@ -187,6 +211,8 @@ def report(record: dict[str, Any], baseline: str, args: argparse.Namespace) -> s
     if args.logo and len(record["variants"]) > 1:
         out += [*logo_table(record, baseline, args), ""]
         out += [*logo_pairs(record, baseline, args), ""]
+    for genre in args.halves:
+        out += [*halves_table(record, baseline, genre, args), ""]
     if record.get("fires"):
         out += [*fires_tables(record), ""]
     return "\n".join(out).rstrip()

@@ -22,7 +22,8 @@ macro mean over genres, comes with a 95% paired bootstrap interval over question
 recall per variant; --compare adds a saved run's variants (paired by question), so a later
 run is judged against it. --fires counts, per genre, the questions each English pattern and
 cue of the default path fires on (the baseline variant's run). --logo picks, for each genre,
-the variant best on the other two and reports it on the held-out one.
+the variant best on the other two and reports it on the held-out one. --halves GENRE
+compares the variants on each half of that genre's conversations.
 """
 
 from __future__ import annotations
@@ -230,6 +231,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fires", action="store_true")
     parser.add_argument("--logo", action="store_true")
+    parser.add_argument("--halves", action="append", default=[], metavar="GENRE")
     parser.add_argument("--out", type=Path, help="also write the report here")
     args = parser.parse_args(argv)
     if not args.variant and not args.compare:

@@ -4,6 +4,7 @@ the rules, shared here), tombstones of forgotten turns, and scrubbing the tables
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from memcli.models import Edge
 from memcli.store.base import now_iso
@@ -68,7 +69,7 @@ class Pruning(Nodes):
     ) -> dict[int, str | None]:
         """Episode id -> timestamp for the space's episodes, optionally of some sources or
         sessions (a session containing *, ? or [ is a glob pattern)."""
-        where, args = "space = %s AND kind = 'episode'", [space]
+        where, args = "space = %s AND kind = 'episode'", list[Any]([space])
         if source_ids is not None:
             where += " AND id IN (SELECT node FROM node_sources WHERE source = ANY(%s::bigint[]))"
             args.append(_ids(source_ids))
@@ -107,7 +108,7 @@ class Pruning(Nodes):
         belief_below: float | None = None,
     ) -> set[int]:
         """Ids of the space's nodes meeting every given condition."""
-        where, args = ["space = %s"], [space]
+        where, args = ["space = %s"], list[Any]([space])
         for test, value in (
             ("id = ANY(%s::bigint[])", None if ids is None else _ids(ids)),
             ("kind = ANY(%s::text[])", None if kinds is None else sorted(set(kinds))),

@@ -41,14 +41,21 @@ _CJK_RUN = re.compile(f"{_CJK_CHAR.pattern[1:-1]}+")
 MAX_POSITION = 16383  # a tsvector's last position; later words share it
 _STEM_CACHE_MAX = 200_000
 
+# Each batch is one statement, so the statistics triggers run once per batch: a trigger
+# per row would update a space's `text_stats` row once per row, and a row updated thousands
+# of times in one transaction gets slower with each update.
 _UPSERT = (
     "INSERT INTO text_rows (node, space, kind, body, speaker, context, tokens, terms)"
-    " VALUES (%s, %s, %s, %s, %s, '', %s, %s::tsvector) ON CONFLICT (node) DO UPDATE SET"
-    " space = excluded.space, kind = excluded.kind, body = excluded.body,"
-    " speaker = excluded.speaker, context = '', tokens = excluded.tokens, terms = excluded.terms"
+    " SELECT n, %s, k, b, s, '', c, v::tsvector FROM unnest(%s::bigint[], %s::text[],"
+    " %s::text[], %s::text[], %s::int[], %s::text[]) AS r(n, k, b, s, c, v)"
+    " ON CONFLICT (node) DO UPDATE SET space = excluded.space, kind = excluded.kind,"
+    " body = excluded.body, speaker = excluded.speaker, context = '',"
+    " tokens = excluded.tokens, terms = excluded.terms"
 )
 _SET_CONTEXT = (
-    "UPDATE text_rows SET context = %s, tokens = %s, terms = %s::tsvector WHERE node = %s"
+    "UPDATE text_rows t SET context = u.c, tokens = u.n, terms = u.v::tsvector FROM"
+    " unnest(%s::bigint[], %s::text[], %s::int[], %s::text[]) AS u(node, c, n, v)"
+    " WHERE t.node = u.node"
 )
 _TURNS = (
     "SELECT id, seq, text FROM nodes WHERE space = %s AND kind = 'episode'"
@@ -91,6 +98,11 @@ def tokens(text: str) -> list[str]:
 def cjk_pairs(text: str) -> list[str]:
     """Each pair of adjacent CJK characters, as one term (the phrases a query asks for)."""
     return [fold(a + b) for run in _CJK_RUN.findall(text) for a, b in itertools.pairwise(run)]
+
+
+def _columns(rows: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
+    """Rows as one list per column, for a statement that unnests arrays."""
+    return [list(column) for column in zip(*rows, strict=True)]
 
 
 def _quote(lexeme: str) -> str:
@@ -136,12 +148,13 @@ class FullText(Words):
         if turns:  # a turn indexed again first takes its old words away
             count_words(self, space, self._turn_texts([i for i, _ in turns]), -1)
             count_words(self, space, (text for _, text in turns), 1)
+        latest = {node_id: (kind, text, speaker) for node_id, kind, text, speaker in rows}
         values = []
-        for node_id, kind, text, speaker in rows:
+        for node_id, (kind, text, speaker) in latest.items():
             body, who = indexed_text(text), speaker or ""
-            size, terms = self.terms_literal([(A, body), (B, who)])
-            values.append((node_id, space, kind, body, who, size, terms))
-        self.run_many(_UPSERT, values)
+            values.append((node_id, kind, body, who, *self.terms_literal([(A, body), (B, who)])))
+        if values:
+            self.run(_UPSERT, (space, *_columns(values)))
         self.index_context([node_id for node_id, kind, _, _ in rows if kind == "episode"])
 
     def index_text(
@@ -223,11 +236,15 @@ class FullText(Words):
             "SELECT node, body, speaker FROM text_rows WHERE node = ANY(%s::bigint[])",
             (list(contexts),),
         ).fetchall()
-        updates = []
+        columns: list[list[Any]] = [[], [], [], []]
         for node_id, body, speaker in rows:
             size, terms = self.terms_literal([(A, body), (B, speaker), (C, contexts[node_id])])
-            updates.append((contexts[node_id], size, terms, node_id))
-        self.run_many(_SET_CONTEXT, updates)
+            for column, value in zip(
+                columns, (node_id, contexts[node_id], size, terms), strict=True
+            ):
+                column.append(value)
+        if rows:
+            self.run(_SET_CONTEXT, columns)
 
     def _runs(self, turns: Iterable[int]) -> list[tuple[str, str | None, int, int, set[int]]]:
         """(space, session, lowest seq, highest seq, ids) of the given turns, per session."""

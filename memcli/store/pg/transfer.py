@@ -17,12 +17,19 @@ from memcli.store.sql import NODE_COLUMNS
 _NOT_EXPORTED = {"nodes": ("space",), "edges": ("space", "id")}
 # A memory's date: its own time, else when it was stored; text that is no date gives NULL.
 _WHEN = "memcli_when(COALESCE(timestamp, created_at))"
+# Sessions by when they began, compared as text as SQLite compares it (code point order).
+_SESSIONS_PAGE = (
+    'SELECT session, min(COALESCE(timestamp, created_at) COLLATE "C") AS first,'
+    ' max(COALESCE(timestamp, created_at) COLLATE "C") AS last, count(*) AS turns'
+    " FROM nodes WHERE space = %s AND kind = 'episode' AND session IS NOT NULL"
+    ' GROUP BY session ORDER BY first, session COLLATE "C" LIMIT %s OFFSET %s'
+)
 _ORDER = f"kind IN {ORGANISER_KINDS!r} ASC, {_WHEN} DESC NULLS LAST, id DESC"
 
 
 def _filter(space: str, f: NodeFilter) -> tuple[str, list[Any]]:
     """The condition a NodeFilter sets, and its arguments."""
-    parts, args = ["space = %s"], [space]
+    parts, args = ["space = %s"], list[Any]([space])
     if f.kinds:
         parts.append("kind = ANY(%s::text[])")
         args.append(list(f.kinds))
@@ -141,6 +148,25 @@ class Transfer(Pruning, Edges):
                 [*args, limit, offset],
             ).fetchall()
         return [row_to_node(row) for row in rows], total
+
+    def session_page(
+        self, space: str, limit: int, offset: int = 0
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Sessions oldest first (session, first, last, turns), a page of them, and how
+        many the space holds."""
+        with self.reading():
+            total = self.count_sessions(space)
+            cur = self.run(_SESSIONS_PAGE, (space, limit, offset))
+            return _dicts(cur), total
+
+    def session_turns(self, space: str, session: str) -> list[Node]:
+        """The turns of one session in their order (the name taken literally, not as a glob)."""
+        rows = self.run(
+            f"SELECT {NODE_COLUMNS} FROM nodes WHERE space = %s AND kind = 'episode'"
+            " AND session = %s ORDER BY seq NULLS FIRST, id",
+            (space, session),
+        )
+        return [row_to_node(row) for row in rows.fetchall()]
 
     def sessions_missing(self, space: str, patterns: Sequence[str]) -> list[str]:
         """Those of the session names (or globs) that match no node in the space."""

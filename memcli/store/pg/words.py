@@ -116,7 +116,7 @@ class Words(PgBase):
         kept = self._matrices.get(space)
         if kept is not None and kept[0] == stamp:
             return kept[1]
-        rows = self.word_vector_rows(space)
+        rows = list(self.word_vector_rows(space))
         words = [w for w, _ in rows]
         matrix = np.frombuffer(b"".join(v for _, v in rows), dtype=np.float32) if rows else None
         found: Matrix = (words, None if matrix is None else matrix.reshape(len(rows), -1))

@@ -16,10 +16,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from memcli.errors import DatabaseError
 from memcli.store.base import now_iso
 from memcli.store.pg.base import PgBase
 from memcli.store.pg.connect import CONSOLIDATION_LOCK, lock_key
 from memcli.store.work import RUN_COUNTERS, CachedReply
+
+
+def _dicts(cur: Any) -> list[dict[str, Any]]:
+    names = [d.name for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
 class Work(PgBase):
@@ -103,16 +109,30 @@ class Work(PgBase):
 
     def last_runs(self, space: str) -> list[dict[str, Any]]:
         """The most recent run of each stage in a space (`extra` parsed)."""
-        cur = self.run(
-            "SELECT * FROM runs WHERE id IN (SELECT max(id) FROM runs WHERE space = %s"
-            " GROUP BY stage) ORDER BY id",
-            (space,),
+        rows = _dicts(
+            self.run(
+                "SELECT * FROM runs WHERE id IN (SELECT max(id) FROM runs WHERE space = %s"
+                " GROUP BY stage) ORDER BY id",
+                (space,),
+            )
         )
-        names = [d.name for d in cur.description]
-        rows = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
         for row in rows:
             row["extra"] = json.loads(row.get("extra") or "{}")
         return rows
+
+    def run_page(self, space: str, limit: int, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+        """Consolidation runs of a space, newest first (`extra` parsed), and how many."""
+        with self.reading():
+            total = self.run("SELECT count(*) FROM runs WHERE space = %s", (space,)).fetchone()
+            rows = _dicts(
+                self.run(
+                    "SELECT * FROM runs WHERE space = %s ORDER BY id DESC LIMIT %s OFFSET %s",
+                    (space, limit, offset),
+                )
+            )
+        for row in rows:
+            row["extra"] = json.loads(row.get("extra") or "{}")
+        return rows, int(total[0])
 
     def run_extra_totals(self, space: str, stage: str) -> dict[str, int]:
         """A stage's stage-specific counts summed over every run of a space."""
@@ -174,15 +194,12 @@ class Work(PgBase):
     # -- locks ------------------------------------------------------------------
 
     def try_lock(self, name: str) -> dict[str, Any] | None:
-        """Take a named lock; None on success, else its holder's details (pid, host, since).
-        The server releases it when this store's connection ends."""
+        """Take a named lock; None on success, else its holder's details (pid, host, since,
+        state `running`: the server holds the lock for a live connection only)."""
         key = lock_key(self.schema, name)
         if not self.run("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
-            row = self.run(
-                "SELECT pid, host, acquired_at FROM locks WHERE name = %s", (name,)
-            ).fetchone()
-            pid, host, since = row if row else (None, "another connection", None)
-            return {"pid": pid, "host": host, "since": since}
+            holder = self._holder(name)
+            return {**holder, "state": "running"}
         self.run(
             "INSERT INTO locks (name, pid, host, acquired_at) VALUES (%s, %s, %s, %s)"
             " ON CONFLICT (name) DO UPDATE SET pid = excluded.pid, host = excluded.host,"
@@ -190,6 +207,36 @@ class Work(PgBase):
             (name, os.getpid(), socket.gethostname(), now_iso()),
         )
         return None
+
+    def _holder(self, name: str) -> dict[str, Any]:
+        """Who the `locks` row says holds a lock."""
+        row = self.run(
+            "SELECT pid, host, acquired_at FROM locks WHERE name = %s", (name,)
+        ).fetchone()
+        pid, host, since = row if row else (None, "another connection", None)
+        return {"pid": pid, "host": host, "since": since}
+
+    def force_unlock(self, name: str) -> dict[str, Any] | None:
+        """Clear a lock's holder row when no connection holds the lock (the details it
+        named, or None); DatabaseError while one does: the server frees the lock itself
+        when its holder's connection ends, so a live lock is never taken away."""
+        key = lock_key(self.schema, name)
+        if not self.run("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+            holder = self._holder(name)
+            raise DatabaseError(
+                f"the {name} lock is held by pid {holder['pid']} on host {holder['host']} "
+                f"(since {holder['since']}), whose connection to the server is open; it was "
+                "left in place",
+                fix="wait for it to finish, or stop that process: the server frees the lock "
+                "the moment its connection ends",
+            )
+        try:
+            found = self.run("SELECT 1 FROM locks WHERE name = %s", (name,)).fetchone()
+            removed = self._holder(name) if found else None
+            self.run("DELETE FROM locks WHERE name = %s", (name,))
+        finally:
+            self.run("SELECT pg_advisory_unlock(%s)", (key,))
+        return removed
 
     def unlock(self, name: str) -> None:
         """Release a lock this store's connection holds."""
@@ -200,9 +247,13 @@ class Work(PgBase):
         self.run("SELECT pg_advisory_unlock(%s)", (lock_key(self.schema, name),))
 
     @contextmanager
-    def consolidation_lock(self) -> Iterator[dict[str, Any] | None]:
+    def consolidation_lock(
+        self, refused: str = "nothing was done"
+    ) -> Iterator[dict[str, Any] | None]:
         """Hold the consolidation lock for the block, yielding None; or, when another
-        connection holds it, yield the holder's details and take nothing."""
+        connection holds it, yield the holder's details and take nothing. (Unlike a lock
+        in a file, a holder on another host is known to be alive: `refused` is never
+        needed.)"""
         holder = self.try_lock(CONSOLIDATION_LOCK)
         if holder is not None:
             yield holder

@@ -1,0 +1,134 @@
+"""Why a hit ranked (memcli.retrieval.explain): `hybrid` fills Hit.why and Hit.via when
+asked, without changing a score or the order, and `ask --explain` shows them."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from memcli.models import Hit
+from memcli.retrieval.explain import SIGNALS, label, ordered, with_cues
+from tests.cli_runner import Memcli
+from tests.consolidate_helpers import opened
+from tests.fakeserver import FakeModelServer
+from tests.graph_helpers import Builder, memory
+
+QUESTIONS = (
+    "When did Ana go to the woodturning class?",
+    "what colour is the varnish",
+    "In what order did the allotment plans progress?",  # broad: spread over sessions
+    "What about the canoe, the marathon, and the allotment?",  # searched item by item
+)
+
+
+def ranking(hits: list[Hit]) -> list[tuple[str, float]]:
+    return [(h.node.node_id, h.score) for h in hits]
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_explained_scores_add_up_and_the_ranking_is_the_same(
+    stores: object, tmp_path: Path, fake_server: FakeModelServer, question: str
+) -> None:
+    stores.copy("chat-no-llm", tmp_path / "memory.db")  # type: ignore[attr-defined]
+    with opened(tmp_path, fake_server, llm=False) as mem:
+        plain = mem.recall(question, k=12)
+        explained = mem.recall(question, k=12, explain=True)
+    assert ranking(explained.hits) == ranking(plain.hits)
+    assert explained.context == plain.context
+    assert all(h.why is None and h.via == [] for h in plain.hits)
+    for hit in explained.hits:
+        assert hit.why, hit.node.node_id
+        assert math.isclose(sum(hit.why.values()), hit.score, rel_tol=1e-9, abs_tol=1e-9)
+        assert set(hit.why) <= set(SIGNALS)
+    assert any("topic" in h.why for h in explained.hits if h.why)  # the store has segments
+
+
+def test_a_reply_says_which_turn_it_inherited_from(tmp_path: Path) -> None:
+    b = Builder(tmp_path / "m.db", vectors=False)
+    asked = b.node("episode", "What are you baking today?", session="s", seq=0, speaker="Ana")
+    reply = b.node("episode", "A rye loaf with seeds.", session="s", seq=1, speaker="Ben")
+    other = b.node("episode", "Rain all week here.", session="s", seq=2, speaker="Ana")
+    b.chain([asked, reply, other])
+    b.close()
+    with memory(tmp_path / "m.db", None) as mem:
+        hits = mem.recall("what are you baking", k=3, explain=True).hits
+    by_id = {h.node.id: h for h in hits}
+    assert reply in by_id, [h.node.text for h in hits]
+    why = by_id[reply].why or {}
+    # Its own words match only through the turn context of the full-text index.
+    assert why.get("reply", 0) > why.get("fulltext", 0)
+    assert by_id[reply].via == [f"ep{asked}", f"ep{reply}"]
+    assert by_id[asked].via == []  # a direct match
+
+
+def test_a_memory_met_only_through_the_graph_shows_its_path(tmp_path: Path) -> None:
+    b = Builder(tmp_path / "m.db", vectors=False)
+    turn = b.node("episode", "The chess club meets at the library.", session="s", seq=0)
+    segment = b.node("segment", "Weekly evenings out")
+    fact = b.node("fact", "Ana plays on Tuesday evenings", belief=0.9)
+    b.edge(turn, segment, "PART_OF")
+    b.edge(fact, turn, "DERIVED_FROM")
+    b.close()
+    with memory(tmp_path / "m.db", None) as mem:
+        hits = mem.recall("chess club", k=5, explain=True).hits
+    by_id = {h.node.id: h for h in hits}
+    assert fact in by_id  # no word of the question: only PageRank brought it
+    assert by_id[fact].via == [f"ep{turn}", f"fa{fact}"]
+    assert set(by_id[fact].why or {}) <= {"pagerank", "topic", "confidence"}
+    assert (by_id[fact].why or {}).get("pagerank", 0) > 0
+    assert by_id[turn].via == []
+
+
+def test_cues_share_what_they_added_by_the_log_of_their_beta() -> None:
+    parts = with_cues({"fulltext": 0.5, "vector": 0.5}, {"time": 1.4, "role": 1.4})
+    assert math.isclose(sum(parts.values()), 1.0 * 1.4 * 1.4)
+    assert math.isclose(parts["time"], parts["role"])
+    assert with_cues({"fulltext": 0.5, "vector": 0.0}, {}) == {"fulltext": 0.5}
+
+
+def test_labels_come_from_one_table_and_unknown_keys_show_by_name() -> None:
+    assert label("pagerank") == "PageRank" and label("learned_bias") == "learned_bias"
+    assert [k for k, _ in ordered({"zeta": 1.0, "vector": 0.2, "fulltext": 0.1})] == [
+        "fulltext",
+        "vector",
+        "zeta",
+    ]
+
+
+def _cli(tmp_path: Path) -> Memcli:
+    config = tmp_path / "memcli.yaml"
+    config.write_text(f"db: {tmp_path / 'm.db'}\nembedding:\n  provider: none\n")
+    chat = tmp_path / "c.jsonl"
+    turns = ["The chess club meets at the library.", "Which day?", "On Tuesday evenings."]
+    chat.write_text(
+        "".join(json.dumps({"content": t, "role": r, "session": "s"}) + "\n"
+                for t, r in zip(turns, ["Ana", "Ben", "Ana"], strict=True))
+    )  # fmt: skip
+    cli = Memcli(config=config)
+    cli.ok("ingest", chat)
+    return cli
+
+
+def test_ask_explain_carries_why_and_via_in_json(tmp_path: Path) -> None:
+    cli = _cli(tmp_path)
+    [plain] = cli.json("ask", "--context-only", "-k", "3", "chess club")
+    [explained] = cli.json("ask", "--context-only", "--explain", "-k", "3", "chess club")
+    assert all("why" not in h and "via" not in h for h in plain["hits"])
+    assert [h["node_id"] for h in explained["hits"]] == [h["node_id"] for h in plain["hits"]]
+    first = explained["hits"][0]
+    assert first["why"]["fulltext"] > 0 and first["via"] == []
+    assert math.isclose(sum(first["why"].values()), first["score"], abs_tol=1e-5)
+    # A strategy that does not explain itself gives the score alone.
+    [lexical] = cli.json("ask", "--context-only", "--explain", "--strategy", "lexical", "chess")
+    assert lexical["hits"] and all("why" not in h for h in lexical["hits"])
+
+
+def test_ask_explain_in_text_lists_each_hit_with_its_parts(tmp_path: Path) -> None:
+    result = _cli(tmp_path).ok("ask", "--context-only", "--explain", "-k", "2", "chess club")
+    text = result.stdout
+    assert "## Why these hits" in text
+    why = text.split("## Why these hits\n", 1)[1].splitlines()
+    assert len(why) == 2 and why[0].startswith("ep") and "= full-text " in why[0]
