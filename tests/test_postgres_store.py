@@ -146,3 +146,72 @@ def test_edges_and_provenance_work_as_in_sqlite(pg_url: str) -> None:
         assert store.sources_of([fact, seg]) == {fact: [f"ep{e1}", f"ep{e2}"], seg: [f"ep{e1}"]}
         assert store.segments_of([fact]) == {fact: [seg]}
         assert store.degrees([fact, e1, 999]) == {fact: 2, e1: 2, 999: 0}
+
+
+def test_a_store_opened_for_reading_only_refuses_every_write(pg_url: str) -> None:
+    import psycopg
+
+    from memcli.errors import NotFound
+
+    with pytest.raises(NotFound):
+        open_store(pg_url, read_only=True)  # nothing there yet: nothing made either
+    with open_store(pg_url) as store:
+        _fill(store)
+    with open_store(pg_url, read_only=True) as store:
+        assert store.read_only == "it was opened for reading only"
+        assert store.count_nodes("default") == {"episode": len(CORPUS)}
+        with pytest.raises(ReadOnlyStore):
+            store.transaction()
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):  # the server says no too
+            store.run("DELETE FROM nodes")
+
+
+def test_browsing_sessions_and_runs_reads_as_in_sqlite(pg_url: str, tmp_path) -> None:
+    sqlite, pg = open_store(tmp_path / "m.db"), open_store(pg_url)
+    try:
+        for store in (sqlite, pg):
+            with store.transaction():
+                store.insert_nodes("default", "episode", [
+                    {"text": "late", "session": "b", "seq": 0, "timestamp": "2024-05-02"},
+                    {"text": "early", "session": "a", "seq": 0, "timestamp": "2024-05-01"},
+                    {"text": "later", "session": "a", "seq": 1, "timestamp": "2024-05-03"},
+                ])  # fmt: skip
+            run = store.run_start("default", "segment")
+            store.run_finish(run, "done", {"items": 3}, None, {"gate_kept": 2})
+        assert pg.session_page("default", 10) == sqlite.session_page("default", 10)
+        assert pg.session_page("default", 1, 1)[0][0]["session"] == "b"
+        assert [n.text for n in pg.session_turns("default", "a")] == ["early", "later"]
+        pg_runs, sqlite_runs = pg.run_page("default", 5), sqlite.run_page("default", 5)
+        keep = ("stage", "status", "items", "extra")
+        assert [{k: r[k] for k in keep} for r in pg_runs[0]] == [
+            {k: r[k] for k in keep} for r in sqlite_runs[0]
+        ] and pg_runs[1] == 1
+    finally:
+        sqlite.close()
+        pg.close()
+
+
+def test_a_live_lock_is_never_forced_and_a_dead_one_needs_no_forcing(pg_url: str) -> None:
+    import subprocess
+    import sys
+
+    from tests.cli_runner import REPO
+    from tests.test_postgres_writers import HOLDER
+
+    open_store(pg_url).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, pg_url], cwd=REPO, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with open_store(pg_url) as store, pytest.raises(DatabaseError, match="left in place"):
+            store.force_unlock("consolidate")
+    finally:
+        holder.kill()
+        holder.wait()
+    with open_store(pg_url) as store:
+        assert store.force_unlock("consolidate")["pid"] == holder.pid  # its row, cleared
+        assert store.force_unlock("consolidate") is None
+        with store.consolidation_lock() as taken:
+            assert taken is None

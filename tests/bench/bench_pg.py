@@ -135,10 +135,12 @@ def vector_sizes(url: str, sizes: list[int], queries: int = 30) -> dict[str, Any
     for size in sizes:
         store: Any = open_store(fresh_schema(url, f"bench_vectors_{size}"))
         vectors = rng.normal(size=(size, 384)).astype(np.float32)
-        with store.transaction():
-            ids = store.insert_nodes("default", "fact", [{"text": "x"}] * size)
-            store.ensure_vectors(384)
-            store.put_vectors((i, "default", "fact", v) for i, v in zip(ids, vectors, strict=True))
+        for start in range(0, size, 5000):  # batches, as ingest writes file by file
+            part = vectors[start : start + 5000]
+            with store.transaction():
+                ids = store.insert_nodes("default", "fact", [{"text": f"v{start}"}] * len(part))
+                store.ensure_vectors(384)
+                store.put_vectors((i, "default", "fact", v) for i, v in zip(ids, part, strict=True))
         asked = vectors[rng.choice(size, queries, replace=False)] + 0.1
         exact, exact_s = _timed(store, asked)
         started = time.perf_counter()
