@@ -10,6 +10,7 @@ import pytest
 
 from memcli.memory import Memory
 from tests.cli_runner import Memcli
+from tests.fakeserver import FakeModelServer
 from tests.reliability import write_config
 
 pytestmark = pytest.mark.postgres
@@ -62,3 +63,21 @@ def test_the_python_api_opens_a_store_by_url(tmp_path: Path, pg_url: str) -> Non
     with Memory.open(pg_url, config=config, create=False) as mem:
         found = mem.recall("When is the demo?", strategy="lexical")
         assert "Thursday" in found.context
+
+
+def test_reindex_re_embeds_a_postgres_store(
+    tmp_path: Path, pg_url: str, fake_server: FakeModelServer
+) -> None:
+    from memcli.store import open_store
+    from tests.consolidate_helpers import CHAT, config_file
+
+    cli = Memcli(config=config_file(tmp_path, fake_server, llm=False), env={"MEMCLI_DB": pg_url})
+    cli.ok("ingest", CHAT)
+    cli.ok("consolidate", "--no-llm", "--flush")
+    before = len(fake_server.requests_to("/api/embed"))
+    cli.ok("reindex")
+    assert len(fake_server.requests_to("/api/embed")) > before
+    with open_store(pg_url) as store:
+        nodes = store.count_space_nodes("default")
+        assert store.run("SELECT count(*) FROM node_vectors").fetchone()[0] == nodes
+    assert cli.json("ask", "--context-only", "--strategy", "semantic", "dentist")[0]["hits"]

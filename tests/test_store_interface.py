@@ -61,3 +61,12 @@ def test_a_url_is_told_from_a_path_and_its_password_never_shown() -> None:
     assert "s3cret" not in shown("postgresql://h/db?user=mem&password=s3cret")
     assert shown("~/memory.db") == "~/memory.db"
     assert exists(url)  # a server database is never created or removed by memcli
+
+
+def test_config_show_names_a_database_url_without_its_credentials(tmp_path: Path) -> None:
+    from tests.cli_runner import Memcli
+    from tests.reliability import write_config
+
+    url = "postgresql://mem:s3cret@db.example/team"
+    shown_db = Memcli(config=write_config(tmp_path))("--db", url, "config", "show").stdout
+    assert "db.example/team" in shown_db and "s3cret" not in shown_db

