@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
 from memcli.errors import ReadOnlyStore
@@ -80,7 +80,16 @@ class PgBase:
     def transaction(self) -> AbstractContextManager[Any]:
         """A write transaction holding the store's write lock: all or nothing."""
         self.require_writable()
-        return write_transaction(self.conn, self._write_key, self.location)
+        return self._writing()
+
+    @contextmanager
+    def _writing(self) -> Iterator[Any]:
+        with write_transaction(self.conn, self._write_key, self.location) as conn:
+            yield conn
+        self.after_commit()
+
+    def after_commit(self) -> None:
+        """Work a committed write leaves to do outside any transaction (vectors.py)."""
 
     def reading(self) -> AbstractContextManager[Iterator[Any]]:
         """A read transaction: one consistent snapshot for several queries."""

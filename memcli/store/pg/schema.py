@@ -212,6 +212,6 @@ def vector_table(dim: int) -> tuple[str, ...]:
 # An approximate index over the vectors, made once a store holds more than
 # memcli.store.pg.vectors.HNSW_ABOVE of them (cosine, pgvector's default build settings).
 HNSW_INDEX = (
-    "CREATE INDEX IF NOT EXISTS node_vectors_hnsw ON node_vectors"
+    "CREATE INDEX CONCURRENTLY IF NOT EXISTS node_vectors_hnsw ON node_vectors"
     " USING hnsw (embedding vector_cosine_ops)"
 )

@@ -2,9 +2,9 @@
 
 A search scans every vector of the space (and kinds) on the server, exactly as the SQLite
 store's sqlite-vec does, and breaks ties by node id. Once a store holds more than
-HNSW_ABOVE vectors, the first write past it builds an HNSW index, and searches go through
-it from then on (approximate, with pgvector's iterative scan so that a space or kind filter
-still fills the result); docs/postgres.md gives the measurements behind the threshold.
+HNSW_ABOVE vectors, the write past it builds an HNSW index after it commits, and searches go
+through it from then on (approximate, with pgvector's iterative scan so that a space or kind
+filter still fills the result); docs/postgres.md gives the measurements behind the threshold.
 
 Vectors travel in pgvector's binary format (a dimension, then big-endian float32s), so
 what is stored is bit for bit what the embedder gave, as in SQLite.
@@ -21,13 +21,20 @@ import numpy as np
 from memcli.errors import DatabaseError
 from memcli.store.pg import schema
 from memcli.store.pg.base import PgBase
-from memcli.store.pg.connect import driver, here
+from memcli.store.pg.connect import driver, here, lock_key
 from memcli.store.vectors import KNN_MAX
 
 # Past this many vectors an exact scan costs more than pgvector's HNSW search by enough to
 # accept its approximation (measured: docs/postgres.md, "Vector search").
 HNSW_ABOVE = 100_000
 _EF_SEARCH_MAX = 1000  # pgvector's largest hnsw.ef_search
+
+
+# Whether the HNSW index exists and is valid (an interrupted CONCURRENTLY build is not).
+_INDEX_VALID = (
+    f"SELECT COALESCE((SELECT indisvalid FROM pg_index WHERE indexrelid ="
+    f" {here('node_vectors_hnsw')}), false)"
+)
 
 
 class Vector:
@@ -133,18 +140,37 @@ class Vectors(PgBase):
             [(int(r[0]), r[1], r[2], Vector(r[3])) for r in rows],
         )
         if not self._indexed() and self._more_than(HNSW_ABOVE):
-            self.run(schema.HNSW_INDEX)
-            self._index_seen = True
+            self._index_wanted = True  # built once the transaction commits
 
     _index_seen: bool | None = None  # looked up once per store: until then, exact search
+    _index_wanted = False
 
     def _indexed(self) -> bool:
-        """Whether the HNSW index exists (as it was when this store first asked: an index
-        another process builds meanwhile only makes searches exact, never wrong)."""
+        """Whether a usable HNSW index exists (as it was when this store first asked: an
+        index another process builds meanwhile only makes searches exact, never wrong)."""
         if self._index_seen is None:
-            found = self.run(f"SELECT {here('node_vectors_hnsw')}").fetchone()[0]
-            self._index_seen = found is not None
+            self._index_seen = bool(self.run(_INDEX_VALID).fetchone()[0])
         return self._index_seen
+
+    def after_commit(self) -> None:
+        """Build the HNSW index a write asked for, outside any transaction and without
+        blocking other writers (CONCURRENTLY): building it over 100,000 vectors takes
+        minutes. One process builds it; an interrupted build leaves an invalid index,
+        which the next one replaces."""
+        super().after_commit()
+        if not self._index_wanted or self.in_transaction():
+            return
+        self._index_wanted = False
+        key = lock_key(self.schema, "hnsw")
+        if not self.run("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+            return  # another process is building it
+        try:
+            if not self.run(_INDEX_VALID).fetchone()[0]:
+                self.run("DROP INDEX CONCURRENTLY IF EXISTS node_vectors_hnsw")
+                self.run(schema.HNSW_INDEX)
+            self._index_seen = True
+        finally:
+            self.run("SELECT pg_advisory_unlock(%s)", (key,))
 
     def _more_than(self, count: int) -> bool:
         row = self.run("SELECT 1 FROM node_vectors OFFSET %s LIMIT 1", (count,)).fetchone()
