@@ -215,3 +215,16 @@ def test_a_live_lock_is_never_forced_and_a_dead_one_needs_no_forcing(pg_url: str
         assert store.force_unlock("consolidate") is None
         with store.consolidation_lock() as taken:
             assert taken is None
+
+
+def test_a_connection_the_server_ended_is_a_database_error_with_the_fix(pg_url: str) -> None:
+    import psycopg
+
+    with open_store(pg_url) as store:
+        _fill(store)
+        backend = store.run("SELECT pg_backend_pid()").fetchone()[0]
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
+        with pytest.raises(DatabaseError, match="lost the connection") as caught:
+            store.text_search("default", "cello", 3)
+        assert "server is running" in (caught.value.fix or "")

@@ -7,10 +7,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
-from memcli.errors import ReadOnlyStore
+from memcli.errors import DatabaseError, ReadOnlyStore
 from memcli.store.pg.connect import (
     WRITE_LOCK,
     connect,
+    driver,
     in_transaction,
     lock_key,
     read_snapshot,
@@ -33,6 +34,8 @@ class PgBase:
         self._write_key = lock_key(self.schema, WRITE_LOCK)
         self._lock = threading.Lock()  # guards the second connection, for model threads
         self._side: Any = None  # made on first use by `side_conn`
+        # What a statement raises when the server is gone: psycopg's OperationalError.
+        self._lost: type[BaseException] = driver().OperationalError
 
     @property
     def location(self) -> str:
@@ -59,15 +62,31 @@ class PgBase:
 
     def run(self, statement: str, args: Sequence[Any] | dict[str, Any] = ()) -> Any:
         """Execute one statement on the main connection; its cursor."""
-        return self.conn.execute(statement, args)
+        try:
+            return self.conn.execute(statement, args)
+        except self._lost as exc:
+            raise self._connection_lost(exc) from None
 
     def run_many(self, statement: str, rows: Sequence[Sequence[Any]]) -> int:
         """Execute one statement per row (pipelined by psycopg); the rows it touched."""
         if not rows:
             return 0
-        with self.conn.cursor() as cur:
-            cur.executemany(statement, rows)
-            return int(cur.rowcount)
+        try:
+            with self.conn.cursor() as cur:
+                cur.executemany(statement, rows)
+                return int(cur.rowcount)
+        except self._lost as exc:
+            raise self._connection_lost(exc) from None
+
+    def _connection_lost(self, exc: BaseException) -> DatabaseError:
+        """The error for a server that went away (restarted, unreachable, or the
+        connection was ended)."""
+        first = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+        return DatabaseError(
+            f"lost the connection to {self.location} ({first})",
+            fix="check that the server is running and reachable, then run the command again "
+            "(a write in progress was not stored)",
+        )
 
     def in_transaction(self) -> bool:
         return in_transaction(self.conn)
