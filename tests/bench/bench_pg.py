@@ -45,7 +45,6 @@ sys.path.insert(0, str(ROOT))
 from memcli.config import Config, load_config  # noqa: E402
 from memcli.eval import locomo, metrics  # noqa: E402
 from memcli.memory import Memory  # noqa: E402
-from memcli.store.pg import schema  # noqa: E402
 from tests.bench.bench_retrieval import DEV, summary  # noqa: E402
 from tests.pg_server import PgServer, with_search_path  # noqa: E402
 
@@ -130,28 +129,31 @@ def run(cfg: Config, url: str, workdir: Path, strategies: list[str]) -> dict[str
 
 
 def vector_sizes(url: str, sizes: list[int], queries: int = 30) -> dict[str, Any]:
-    """Exact and HNSW search over `size` random vectors (one space, one kind)."""
+    """Exact and HNSW search over `size` vectors (one space, one kind): MiniLM vectors of
+    the dev turns, each copied with a little noise (so neighbourhoods are as clustered as
+    real memories', which random vectors are not), queried by other turns' vectors."""
     import numpy as np
 
     from memcli.store import open_store
 
     rng = np.random.default_rng(5)
-    out: dict[str, Any] = {}
+    base = dev_vectors()
+    out: dict[str, Any] = {"base_vectors": len(base)}
     for size in sizes:
         store: Any = open_store(fresh_schema(url, f"bench_vectors_{size}"))
-        vectors = rng.normal(size=(size, 384)).astype(np.float32)
+        picks = base[rng.integers(0, len(base), size)]
+        vectors = (picks + rng.normal(scale=0.02, size=picks.shape)).astype(np.float32)
         for start in range(0, size, 5000):  # batches, as ingest writes file by file
             part = vectors[start : start + 5000]
             with store.transaction():
                 ids = store.insert_nodes("default", "fact", [{"text": f"v{start}"}] * len(part))
                 store.ensure_vectors(384)
                 store.put_vectors((i, "default", "fact", v) for i, v in zip(ids, part, strict=True))
-        asked = vectors[rng.choice(size, queries, replace=False)] + 0.1
+        asked = base[rng.choice(len(base), queries, replace=False)]
         exact, exact_s = _timed(store, asked)
         started = time.perf_counter()
-        store.run(schema.HNSW_INDEX)
+        store.build_vector_index()
         built = time.perf_counter() - started
-        store._index_seen = True  # as the store marks it after building the index itself
         approx, approx_s = _timed(store, asked)
         recall = sum(len(set(a) & set(e)) for a, e in zip(approx, exact, strict=True))
         out[str(size)] = {
@@ -160,6 +162,24 @@ def vector_sizes(url: str, sizes: list[int], queries: int = 30) -> dict[str, Any
         }  # fmt: skip
         store.close()
     return out
+
+
+def dev_vectors() -> Any:
+    """The MiniLM vectors of the LoCoMo dev turns (embedded here, once)."""
+    import numpy as np
+
+    from memcli.llm import create_embedder
+
+    cfg = load_config(None)
+    embedder = create_embedder(cfg.embedding)
+    texts = [
+        turn["text"]
+        for sample in json.loads(DEV.read_text(encoding="utf-8"))
+        for key, turns in sample["conversation"].items()
+        if key.startswith("session_") and isinstance(turns, list)
+        for turn in turns
+    ]
+    return np.asarray(embedder.embed(texts), dtype=np.float32)
 
 
 def _timed(store: Any, asked: Any) -> tuple[list[list[int]], list[float]]:

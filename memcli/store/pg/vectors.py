@@ -28,6 +28,8 @@ from memcli.store.vectors import KNN_MAX
 # accept its approximation (measured: docs/postgres.md, "Vector search").
 HNSW_ABOVE = 100_000
 _EF_SEARCH_MAX = 1000  # pgvector's largest hnsw.ef_search
+# Memory for building the index (a session setting, for the build alone).
+BUILD_MEMORY = "512MB"
 
 
 # Whether the HNSW index exists and is valid (an interrupted CONCURRENTLY build is not).
@@ -158,16 +160,26 @@ class Vectors(PgBase):
         minutes. One process builds it; an interrupted build leaves an invalid index,
         which the next one replaces."""
         super().after_commit()
-        if not self._index_wanted or self.in_transaction():
-            return
-        self._index_wanted = False
+        if self._index_wanted and not self.in_transaction():
+            self._index_wanted = False
+            self.build_vector_index()
+
+    def build_vector_index(self) -> None:
+        """Build the HNSW index now, unless another process is building it. Call outside
+        a transaction."""
         key = lock_key(self.schema, "hnsw")
         if not self.run("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
             return  # another process is building it
         try:
             if not self.run(_INDEX_VALID).fetchone()[0]:
                 self.run("DROP INDEX CONCURRENTLY IF EXISTS node_vectors_hnsw")
-                self.run(schema.HNSW_INDEX)
+                # Room for the whole graph while it is built: pgvector says when it no
+                # longer fits (the default is 64 MB) and builds far more slowly from then on.
+                self.run(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
+                try:
+                    self.run(schema.HNSW_INDEX)
+                finally:
+                    self.run("RESET maintenance_work_mem")
             self._index_seen = True
         finally:
             self.run("SELECT pg_advisory_unlock(%s)", (key,))
