@@ -71,6 +71,10 @@ class LLMConfig:
     timeout: Seconds = 120.0
     max_retries: Amount = 3
     concurrency: Count = 2
+    # Tokens the model sees at once (prompt + reply); 0 = what the server says, else a
+    # provider default (memcli/llm/window.py). Prompts are fitted into it.
+    context_length: Amount = 0
+    max_tokens: Amount = 0  # tokens a reply may take; 0 = a quarter of the window, <= 2048
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +84,7 @@ class RetrievalConfig:
     k: Count = 10  # hits returned
     pool: Count = 60  # hits ranked for packing the context (at least k)
     word_budget: Count = 1000  # words of packed context
+    derived_words: Amount = 300  # facts and reflections: words of their own beside word_budget
     candidates: Count = 50  # candidates taken from each signal before fusion
     lexical_weight: Share = 0.5  # share of normalised BM25 in the fused similarity
     related_words: Amount = 3  # per question word, its nearest words in the store (0: off)

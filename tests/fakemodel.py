@@ -1,7 +1,8 @@
 """Chat models for the fake server's `responder`, answering by the JSON schema they are asked for.
 
 memcli sends every structured request with the schema of the reply it wants: Ollama's `format`,
-OpenAI's `response_format` (json_schema, or json_object with the schema in a system message).
+OpenAI's `response_format` (json_schema, json_object with a schema, or the schema in a
+system message).
 The schema's top-level properties say which task is asked (`TASKS`). The values the prompt
 was rendered with are read back by matching the request against the template of that task's
 prompt file, so rewording or reordering a prompt changes nothing here; data blocks come back
@@ -62,7 +63,10 @@ def schema_of(body: dict[str, Any]) -> dict[str, Any] | None:
     response_format = body.get("response_format") or {}
     if response_format.get("type") == "json_schema":  # OpenAI-compatible, native
         return response_format["json_schema"]["schema"]
-    if response_format.get("type") == "json_object":  # the schema travels in a system message
+    if isinstance(response_format.get("schema"), dict):  # llama-cpp-python's json_object
+        return response_format["schema"]
+    # json_object alone, or no response_format: the schema travels in a system message.
+    if response_format.get("type") in ("json_object", None):
         for message in body.get("messages") or []:
             if message.get("role") == "system":
                 found = _first_schema(str(message.get("content") or ""))
@@ -156,7 +160,14 @@ def _facts(values: dict[str, str]) -> dict[str, Any]:
     for node_id, line in lines_with_ids(values["new_turns"]):
         words = _WORDS.findall(line.lower())
         label = words[-1] if words else "chat"
-        fact = {"text": f"Someone said: {line[-60:]}", "belief": 0.9, "sources": [node_id]}
+        # A restatement, not a copy: memcli drops facts that repeat a turn word for word.
+        picked = [w for w in re.findall(r"[a-z]+", line.lower()) if len(w) > 3][-3:]
+        said = " and ".join(reversed(picked)) or "something"
+        fact = {
+            "text": f"Someone ({node_id}) mentioned {said}",
+            "belief": 0.9,
+            "sources": [node_id],
+        }
         facts.append({**fact, "concepts": [label], "date": None})
         concepts.append({"label": label, "episodes": [node_id]})
     return {"facts": facts, "concepts": concepts}
@@ -166,7 +177,9 @@ def _reflections(values: dict[str, str]) -> dict[str, Any]:
     cited = ids(values["new_facts"])
     if not cited:
         return {"reflections": []}
-    text = f"A pattern across {len(cited)} facts"
+    # Grounded in the facts it cites (memcli drops a reflection sharing no word with them).
+    about = ", ".join(dict.fromkeys(_WORDS.findall(values["new_facts"].lower()))) or "them"
+    text = f"A pattern across {len(cited)} facts about {about}"
     return {"reflections": [{"text": text, "belief": 0.7, "facts": cited[:2]}]}
 
 
@@ -283,7 +296,8 @@ class ScriptedLLM:
         turns = _TURN.findall(values["turns"])
         text = " ".join(t[3] for t in turns)
         words = [t for t in self.topics if t in text.lower()]
-        return {"summary": f"{turns[0][2]} and others talk: {turns[0][3]}", "keywords": words}
+        about = ", ".join(words or _WORDS.findall(text.lower())[:3]) or "their week"
+        return {"summary": f"{turns[0][2]} and others talk about {about}.", "keywords": words}
 
     def relate(self, values: dict[str, str]) -> dict[str, Any]:
         links = [
@@ -306,7 +320,7 @@ class ScriptedLLM:
             date = re.search(r"= (\d{4}-\d{2}-\d{2})", dates or "")
             facts.append(
                 {
-                    "text": f"{speaker} talked about {topic}: {text}",
+                    "text": f"In {ep}, {speaker} talked about {topic}",
                     "belief": 0.9,
                     "sources": [ep, *(["ep99999"] if self.invent_ids else [])],
                     "concepts": [label],

@@ -28,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Responder = Callable[[dict[str, Any]], str]
+ROOMY = 32768  # the window the fake states when no context_length is set
 
 _WORD = re.compile(r"\w+")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -105,6 +106,20 @@ class FakeModelServer:
         self._released = threading.Event()
         self.api_key: str | None = None  # when set, /v1 requests need "Bearer <key>"
         self.reject_json_schema = False  # answer response_format json_schema with a 400
+        # The response formats /v1 accepts, most exact first (memcli.llm.formats.FORMS):
+        # "json_object+schema" refuses json_schema with a 500 as llama-cpp-python does,
+        # "json_object" refuses a schema in any form, "prompt" any response_format.
+        self.structured = "json_schema"
+        # The model's window: a longer prompt + max_tokens is refused with llama-cpp-python's
+        # 400 (and Ollama cuts it silently, so it only records that it did, in `cut_prompts`).
+        # None: no limit is enforced, and a roomy window (ROOMY) is stated.
+        self.context_length: int | None = None
+        # "refuse": a prompt + max_tokens past the window is refused (OpenAI, vLLM);
+        # "shorten": only a prompt past it is, and max_tokens is cut to what the window has
+        # left without a word (llama-cpp-python's server).
+        self.window_mode = "refuse"
+        self.advertise_context = True  # /props (llama.cpp) and /api/show state the window
+        self.cut_prompts = 0
         self.responder: Responder | None = None
         self.errors: list[str] = []  # exceptions raised inside handlers, for debugging
         self._replies: deque[str] = deque()
@@ -220,7 +235,10 @@ class FakeModelServer:
     def _record(self, request: LoggedRequest) -> _Fault | None:
         with self._lock:
             self._log.append(request)
-            return self._faults.popleft() if self._faults else None
+            # Faults hit the requests that run a model, not a client's questions about
+            # the server (/props, /v1/models, /api/show).
+            runs = _runs_model(request.path)
+            return self._faults.popleft() if self._faults and runs else None
 
     def _wait_at_hold(self) -> bool:
         """Wait while this request is past the hold; True when the server is stopping."""
@@ -356,6 +374,11 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.reject_json_schema and (response_format or {}).get("type") == "json_schema":
             text = "response_format.type must be 'json_object' or 'text'"
             return 400, _error_body(path, 400, text)
+        refused = _refused_format(fake.structured, response_format)
+        if refused is not None:
+            return refused[0], _error_body(path, refused[0], refused[1])
+        if path == "/v1/chat/completions" and fake.context_length is not None:
+            return _too_long(fake.context_length, body, fake.window_mode == "shorten")
         return None
 
     # -- routes ------------------------------------------------------------------------------
@@ -369,13 +392,18 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
     def ollama_chat(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
-        text = fake._chat_text(body)
+        options = body.get("options") or {}
+        window = options.get("num_ctx") or fake.context_length
+        if window and _prompt_tokens(body) > window:
+            with fake._lock:
+                fake.cut_prompts += 1
+        text, cut = _capped(fake._chat_text(body), options.get("num_predict"))
         head = {"model": body.get("model"), "created_at": _now()}
         final = {
             **head,
             "message": {"role": "assistant", "content": text},
             "done": True,
-            "done_reason": "stop",
+            "done_reason": "length" if cut else "stop",
             "prompt_eval_count": _prompt_tokens(body),
             "eval_count": count_tokens(text),
         }
@@ -407,16 +435,77 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, {"object": "list", "data": data[::-1], "usage": usage})
 
     def openai_chat(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
-        text = fake._chat_text(body)
+        limit = body.get("max_tokens")
+        if fake.window_mode == "shorten" and fake.context_length and isinstance(limit, int):
+            limit = min(limit, fake.context_length - _prompt_tokens(body))
+        text, cut = _capped(fake._chat_text(body), limit)
         message = {"role": "assistant", "content": text}
-        choice = {"index": 0, "message": message, "finish_reason": "stop"}
+        choice = {"index": 0, "message": message, "finish_reason": "length" if cut else "stop"}
         prompt, completion = _prompt_tokens(body), count_tokens(text)
         usage = {"prompt_tokens": prompt, "completion_tokens": completion}
         self._send(200, {"object": "chat.completion", "choices": [choice], "usage": usage})
 
+    def llamacpp_props(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
+        if not fake.advertise_context:
+            self._send(404, {"detail": "Not Found"})
+            return
+        settings = {"n_ctx": fake.context_length or ROOMY, "temperature": 0.8}
+        self._send(200, {"default_generation_settings": settings, "total_slots": 1})
+
+    def ollama_show(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
+        name = str(body.get("model") or body.get("name") or "")
+        if fake.models is not None and name not in fake.models:
+            self._send(404, {"error": f"model '{name}' not found"})
+            return
+        stated = fake.context_length or ROOMY
+        parameters = f"num_ctx {stated}\ntemperature 0.7" if fake.advertise_context else ""
+        info = {"general.architecture": "llama", "llama.context_length": 131072}
+        details = {"format": "gguf", "family": "llama", "parameter_size": "135M"}
+        shown = {"parameters": parameters, "model_info": info, "details": details}
+        self._send(200, {**shown, "modified_at": _now(), "license": "", "template": ""})
+
     def openai_models(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
         names = sorted(fake.models) if fake.models is not None else ["fake-model"]
         self._send(200, {"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
+
+
+def _refused_format(accepts: str, response_format: Any) -> tuple[int, str] | None:
+    """The status and message a server that accepts only `accepts` gives this format."""
+    if not isinstance(response_format, dict):
+        return None
+    kind = response_format.get("type")
+    if kind == "json_schema" and accepts in ("json_object+schema", "json_object", "prompt"):
+        status = 500 if accepts == "json_object+schema" else 400
+        return (
+            status,
+            f"response_format.type: input should be 'text' or 'json_object', got {kind!r}",
+        )
+    if "schema" in response_format and accepts in ("json_object", "prompt"):
+        return 400, "response_format: extra field 'schema' not permitted"
+    if accepts == "prompt":
+        return 400, "response_format is not supported"
+    return None
+
+
+def _too_long(window: int, body: dict[str, Any], shorten: bool) -> tuple[int, Any] | None:
+    prompt = _prompt_tokens(body)
+    wanted = int(body.get("max_tokens") or 0)
+    if prompt + wanted <= window or (shorten and prompt < window):
+        return None
+    text = (
+        f"This model's maximum context length is {window} tokens. However, you requested "
+        f"{prompt + wanted} tokens ({prompt} in the messages, {wanted} in the completion). "
+        "Please reduce the length of the messages or completion."
+    )
+    return 400, _error_body("/v1/", 400, text, "context_length_exceeded")
+
+
+def _capped(text: str, limit: Any) -> tuple[str, bool]:
+    """The reply cut after `limit` tokens (as a model stopped by max_tokens), and whether."""
+    if not isinstance(limit, int) or limit <= 0 or count_tokens(text) <= limit:
+        return text, False
+    ends = [m.end() for m in _TOKEN.finditer(text)]
+    return text[: ends[limit - 1]], True
 
 
 def _texts(body: dict[str, Any]) -> list[str]:
@@ -437,4 +526,6 @@ _ROUTES: dict[tuple[str, str], Callable[[_Handler, FakeModelServer, dict[str, An
     ("POST", "/v1/embeddings"): _Handler.openai_embeddings,
     ("POST", "/v1/chat/completions"): _Handler.openai_chat,
     ("GET", "/v1/models"): _Handler.openai_models,
+    ("GET", "/props"): _Handler.llamacpp_props,
+    ("POST", "/api/show"): _Handler.ollama_show,
 }

@@ -97,7 +97,7 @@ def test_ollama_chat_sends_options_and_counts_tokens(fake_server: FakeModelServe
     assert reply.prompt_tokens == count_tokens(USER[0]["content"])
     assert reply.completion_tokens == count_tokens("Paris, of course.")
     body = fake_server.requests_to("/api/chat")[0].body
-    assert body["stream"] is False and body["options"] == {"temperature": 0.3}
+    assert body["stream"] is False and body["options"]["temperature"] == 0.3
     assert body["messages"] == USER and "format" not in body
 
 
@@ -120,24 +120,26 @@ def test_openai_chat_sends_temperature_and_counts_tokens(fake_server: FakeModelS
 def test_openai_chat_sends_the_schema_as_response_format(fake_server: FakeModelServer) -> None:
     schema = {"title": "City answer", "type": "object"}
     chat_model("openai", fake_server.openai_url).chat(USER, schema=schema)
-    sent = fake_server.requests[0].body["response_format"]
+    sent = fake_server.requests_to("/v1/chat/completions")[0].body["response_format"]
     assert sent == {
         "type": "json_schema",
         "json_schema": {"name": "City_answer", "schema": schema, "strict": False},
     }
 
 
-def test_openai_falls_back_to_json_object_and_remembers(fake_server: FakeModelServer) -> None:
+def test_openai_falls_back_to_json_object_with_the_schema(fake_server: FakeModelServer) -> None:
     fake_server.reject_json_schema = True
     fake_server.reply('{"city": "Paris"}', '{"city": "Rome"}')
     chat = chat_model("openai", fake_server.openai_url)
     schema = {"type": "object", "required": ["city"]}
     assert chat.chat(USER, schema=schema).text == '{"city": "Paris"}'
     assert chat.chat(USER, schema=schema).text == '{"city": "Rome"}'
-    formats = [r.body["response_format"]["type"] for r in fake_server.requests]
+    sent = fake_server.requests_to("/v1/chat/completions")
+    formats = [r.body["response_format"]["type"] for r in sent]
     assert formats == ["json_schema", "json_object", "json_object"]
-    guide = fake_server.requests[1].body["messages"][0]
-    assert guide["role"] == "system" and '"required": ["city"]' in guide["content"]
+    # llama-cpp-python's form: the schema itself, so no copy of it in the prompt.
+    assert sent[1].body["response_format"]["schema"] == schema
+    assert sent[1].body["messages"] == USER
 
 
 def test_openai_sends_the_key_only_when_the_variable_is_set(
@@ -147,7 +149,7 @@ def test_openai_sends_the_key_only_when_the_variable_is_set(
     chat_model("openai", fake_server.openai_url, api_key_env="MEMCLI_TEST_KEY").chat(USER)
     monkeypatch.setenv("MEMCLI_TEST_KEY", "sk-local")
     chat_model("openai", fake_server.openai_url, api_key_env="MEMCLI_TEST_KEY").chat(USER)
-    first, second = fake_server.requests
+    first, second = fake_server.requests_to("/v1/chat/completions")
     assert "authorization" not in first.headers
     assert second.headers["authorization"] == "Bearer sk-local"
 
@@ -173,7 +175,7 @@ def test_persistent_server_errors_name_the_host(
         chat_model(provider, url, max_retries=2).chat(USER)
     assert url in caught.value.message and "503" in caught.value.message
     assert "model is loading" in caught.value.message and "after 3 attempts" in caught.value.message
-    assert len(fake_server.requests) == 3 and caught.value.exit_code == 5
+    assert len(fake_server.requests_to(CHAT_PATH[provider])) == 3 and caught.value.exit_code == 5
 
 
 @both
@@ -181,7 +183,7 @@ def test_rate_limit_is_retried(fake_server: FakeModelServer, provider: str) -> N
     fake_server.fail_next(1, status=429, message="slow down")
     fake_server.reply("ok")
     assert chat_model(provider, base_url(fake_server, provider)).chat(USER).text == "ok"
-    assert len(fake_server.requests) == 2
+    assert len(fake_server.requests_to(CHAT_PATH[provider])) == 2
 
 
 def test_retry_after_is_honoured(fake_server: FakeModelServer) -> None:
@@ -256,7 +258,7 @@ def test_unknown_ollama_model_says_pull_it(fake_server: FakeModelServer) -> None
         chat_model("ollama", fake_server.ollama_url, model="qwen3:4b").chat(USER)
     assert "HTTP 404" in caught.value.message and "not found" in caught.value.message
     assert "`ollama pull qwen3:4b`" in (caught.value.fix or "")
-    assert len(fake_server.requests) == 1  # a missing model is not retried
+    assert len(fake_server.requests_to("/api/chat")) == 1  # a missing model is not retried
 
 
 def test_rejected_key_names_the_variable_but_never_the_key(
@@ -272,7 +274,7 @@ def test_rejected_key_names_the_variable_but_never_the_key(
     texts = [str(error), repr(error), error.message, error.fix or "", *map(str, error.args)]
     assert all(planted not in text for text in texts)
     assert error.__cause__ is None and error.__context__ is None
-    assert len(fake_server.requests) == 1  # the server echoed the key; memcli did not
+    assert len(fake_server.requests_to("/v1/chat/completions")) == 1  # not retried
 
 
 def test_no_client_exception_escapes_an_embedder(fake_server: FakeModelServer) -> None:
@@ -354,14 +356,14 @@ def test_structured_repairs_without_asking_again(fake_server: FakeModelServer, r
     result = ask_structured(ollama_chat(fake_server), USER, Fact)
     assert result.value == Fact(subject="sky", confidence=0.9)
     assert result.attempts == 1 and result.error is None and result.ok
-    assert fake_server.requests[0].body["format"] == Fact.model_json_schema()
+    assert fake_server.requests_to("/api/chat")[0].body["format"] == Fact.model_json_schema()
 
 
 def test_structured_reasks_with_the_validation_error(fake_server: FakeModelServer) -> None:
     fake_server.reply('{"subject": "sky"}', '{"subject": "sky", "confidence": 0.5}')
     result = ask_structured(ollama_chat(fake_server), USER, Fact)
     assert result.value == Fact(subject="sky", confidence=0.5) and result.attempts == 2
-    first, second = (r.body for r in fake_server.requests)
+    first, second = (r.body for r in fake_server.requests_to("/api/chat"))
     assert second["messages"][:-2] == first["messages"]
     assert second["messages"][-2] == {"role": "assistant", "content": '{"subject": "sky"}'}
     assert "confidence: Field required" in second["messages"][-1]["content"]

@@ -107,3 +107,32 @@ def test_help_has_examples() -> None:
     result = Memcli()("ui", "--help")
     assert result.exit_code == 0
     assert "--no-browser" in result.stdout and "memcli --db ~/memory.db ui" in result.stdout
+
+
+def test_answers_are_not_held_back_by_nagles_algorithm(tmp_path: Path) -> None:
+    # A response goes out as headers, then body; with Nagle on, the body of every
+    # keep-alive answer waited ~40 ms for the client's delayed ACK.
+    from memcli.ui.server import prepare
+    from tests.ui_helpers import config
+
+    built = build(tmp_path)
+    server = prepare(config(built["db"]), 0)
+    try:
+        with socket.create_connection(("127.0.0.1", server.port)) as client:
+            accepted, _ = server.sock.accept()
+            with accepted:
+                assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+            assert client.fileno() > 0
+    finally:
+        server.sock.close()
+        server.mem.close()
+
+
+def test_a_space_the_store_does_not_hold_exits_4_naming_those_it_does(tmp_path: Path) -> None:
+    built = build(tmp_path)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"db: {built['db']}\nembedding:\n  provider: none\n")
+    result = Memcli(config=cfg)("--space", "nope", "ui", "--no-browser", "--port", "0")
+    assert result.exit_code == 4, result.stderr
+    assert "no space 'nope'" in result.stderr and "default" in result.stderr
+    assert result.stdout == ""

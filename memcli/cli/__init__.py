@@ -13,7 +13,7 @@ from memcli.cli.root import app, main
 # Importing a command module registers its commands; this order is their order in --help.
 # isort: off
 from memcli.cli import ingest, add, ask, consolidate, config, reindex, prune, inspect, eval  # noqa: F401
-from memcli.cli import list, transfer, mcp, ui  # noqa: F401
+from memcli.cli import list, transfer, mcp, ui, doctor  # noqa: F401
 # isort: on
 
 __all__ = ["app", "main"]

@@ -159,6 +159,17 @@ class Job:
         self.store.put_vectors(placed)
 
 
+class Unfit(Exception):
+    """A unit's prompt does not fit the model's context window, or its reply was cut at the
+    token limit: ask about less (see `halves`)."""
+
+
+def halves(items: Sequence[T]) -> list[list[T]]:
+    """Two halves of a unit that did not fit (one part when it cannot be split)."""
+    middle = len(items) // 2
+    return [list(items[:middle]), list(items[middle:])] if middle else [list(items)]
+
+
 class Stage:
     """One stage within a run: its report, its own token counters, and its model access."""
 
@@ -186,19 +197,60 @@ class Stage:
         return [{"role": "user", "content": render(name, self.job.prompts_dir, **values)}]
 
     def ask(self, messages: list[dict[str, str]], model_cls: type[M]) -> M | None:
-        """A validated reply, or None after the re-asks failed (counted as a failure)."""
+        """A validated reply, or None after the re-asks failed (counted as a failure).
+
+        Unfit when the prompt does not fit the model's window or the reply was cut at its
+        token limit: the caller asks about less (nothing of a cut reply is used). How each
+        request ended is counted in the report (`json_first_try`, `json_repaired`, ...)."""
         from memcli.llm.structured import ask_structured
+        from memcli.llm.window import PromptTooLong
 
         assert self.chat is not None, "LLM stages are skipped when there is no chat model"
-        result = ask_structured(self.chat, messages, model_cls, max_reasks=MAX_REASKS)
+        try:
+            result = ask_structured(self.chat, messages, model_cls, max_reasks=MAX_REASKS)
+        except PromptTooLong as exc:
+            self.count("prompt_too_long", 1)
+            raise Unfit(str(exc)) from None
+        self.count(f"json_{result.outcome}", 1)
+        if result.cut:
+            raise Unfit(result.error or "cut")
         if result.value is None:
             with self._lock:
                 self.report.failures += 1
         return result.value
 
-    def ask_many(self, requests: Sequence[tuple[list[dict[str, str]], type[M]]]) -> list[M | None]:
-        """`ask` for independent requests, `llm.concurrency` at a time, results in order."""
-        return parallel(lambda r: self.ask(r[0], r[1]), requests, self.job.concurrency)
+    def ask_many(
+        self, requests: Sequence[tuple[list[dict[str, str]], type[M]]]
+    ) -> list[M | Unfit | None]:
+        """`ask` for independent requests, `llm.concurrency` at a time, results in order
+        (an Unfit in place of a request that did not fit)."""
+
+        def one(request: tuple[list[dict[str, str]], type[M]]) -> M | Unfit | None:
+            try:
+                return self.ask(request[0], request[1])
+            except Unfit as unfit:
+                return unfit
+
+        return parallel(one, requests, self.job.concurrency)
+
+    def data_room(self, prompt: str, **empty: str) -> int | None:
+        """Estimated tokens left for data in `prompt` (rendered with the `empty` values)
+        within the model's window; None without a model that knows its window."""
+        from memcli.llm.window import estimate
+
+        inner = getattr(self.chat, "inner", None)
+        window = getattr(inner, "window", None)
+        if window is None:
+            return None
+        fitted = window()
+        return int(fitted.prompt_budget / fitted.ratio) - estimate(self.prompt(prompt, **empty))
+
+    def give_up(self, kind: str, ids: Sequence[int], reason: str = "too_long") -> None:
+        """Mark a unit that cannot be made to fit as done for `kind` (counted as `reason`):
+        it would never fit on a later run either, and its turns stay searchable."""
+        with self.job.store.transaction():
+            self.job.store.mark_processed(self.job.space, kind, list(ids))
+        self.count(reason, 1)
 
     def known_ids(self, ids: Iterable[object], allowed: dict[str, int]) -> list[int]:
         """Row ids of the reply's node ids that were in the prompt; the rest are dropped."""
@@ -214,7 +266,8 @@ class Stage:
 
     def count(self, key: str, amount: int) -> None:
         """Add to a stage-specific count shown in the report."""
-        self.report.extra[key] = self.report.extra.get(key, 0) + amount
+        with self._lock:
+            self.report.extra[key] = self.report.extra.get(key, 0) + amount
 
     def sync_usage(self) -> None:
         """Copy the model counters into the report."""

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.common import case_stats, entity_index, turn_line
+from memcli.consolidate.common import Unfit, case_stats, entity_index, halves, turn_line
 from memcli.consolidate.names import Found, mentions
 from memcli.consolidate.schemas import EntitiesReply
 from memcli.dates import partial_date
@@ -184,5 +184,31 @@ def extract(stage: Stage, units: Sequence[tuple[Node, Sequence[Node]]]) -> list[
     replies = stage.ask_many([(_request(stage, units[i][1]), EntitiesReply) for i in asked])
     out: list[Any] = [None] * len(units)
     for i, reply in zip(asked, replies, strict=True):
-        out[i] = FAILED if reply is None else _checked(stage, reply, units[i][1])
+        out[i] = _fitted(stage, units[i][1], reply)
     return out
+
+
+def _fitted(stage: Stage, members: Sequence[Node], reply: EntitiesReply | Unfit | None) -> Any:
+    """The Extraction of a reply; for turns too many for the model (Unfit), the merged
+    extractions of their halves, asked in turn (a single turn that still does not fit is
+    left to the rules: None). FAILED when a reply stayed invalid."""
+    if reply is None:
+        return FAILED
+    if not isinstance(reply, Unfit):
+        return _checked(stage, reply, members)
+    if len(members) == 1:
+        stage.count("too_long", 1)
+        return None
+    merged = Extraction()
+    for part in halves(members):
+        try:
+            asked: EntitiesReply | Unfit | None = stage.ask(_request(stage, part), EntitiesReply)
+        except Unfit as unfit:
+            asked = unfit
+        got = _fitted(stage, part, asked)
+        if got is FAILED:
+            return FAILED
+        if got is not None:
+            merged.notes += got.notes
+            merged.triplets += got.triplets
+    return merged

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memcli.consolidate.buffer import session_order, turn_tokens
-from memcli.consolidate.common import Stage, concept_ids, prepare_labels, turn_line
+from memcli.consolidate.common import Stage, Unfit, concept_ids, halves, prepare_labels, turn_line
 from memcli.consolidate.nearest import mean_vector, similar
+from memcli.consolidate.quality import Sieve
 from memcli.consolidate.schemas import FactsReply
 from memcli.dates import first_day, partial_date
-from memcli.models import Edge, Node
+from memcli.models import Edge, Node, embedding_text
 from memcli.prompting import data_block
 from memcli.text import one_line
 
@@ -68,8 +69,22 @@ def chunks(episodes: Sequence[Node], budget: int) -> list[list[Node]]:
     return out
 
 
-def _context(stage: Stage, chunk: Sequence[Node]) -> tuple[dict[str, str], dict[str, int]]:
-    """Prompt values for a chunk, and the turn ids the reply may cite."""
+@dataclass
+class _Shown:
+    """What a chunk's prompt showed: the turns a reply may cite (by public id), and the
+    stored facts (for duplicates)."""
+
+    turns: dict[str, Node]
+    facts: list[str]
+
+    @property
+    def allowed(self) -> dict[str, int]:
+        """Public id -> row id of the turns a reply may cite."""
+        return {key: node.id for key, node in self.turns.items()}
+
+
+def _context(stage: Stage, chunk: Sequence[Node]) -> tuple[dict[str, str], _Shown]:
+    """Prompt values for a chunk, and what the prompt showed."""
     job = stage.job
     store, k = job.store, job.cfg.similar_context_k
     vectors = store.get_vectors([e.id for e in chunk])
@@ -89,19 +104,29 @@ def _context(stage: Stage, chunk: Sequence[Node]) -> tuple[dict[str, str], dict[
         "known_facts": data_block("\n".join(f"- {f.text}" for f in known_facts) or "(none)"),
         "known_concepts": data_block(", ".join(labels) or "(none)"),
     }
-    allowed = {e.node_id: e.id for e in [*chunk, *older]}
-    return values, allowed
+    shown = _Shown({e.node_id: e for e in [*chunk, *older]}, [f.text for f in known_facts])
+    return values, shown
 
 
-def _plan(stage: Stage, reply: FactsReply, allowed: dict[str, int]) -> _Plan:
-    """Check the reply against the prompt: invented ids dropped, labels canonical."""
+def _plan(stage: Stage, reply: FactsReply, shown: _Shown) -> _Plan:
+    """Check the reply against the prompt: invented ids dropped, weak facts dropped
+    (memcli.consolidate.quality), labels canonical."""
     index = stage.job.concepts
     plan = _Plan()
+    allowed = shown.allowed
+    by_id = {node.id: node for node in shown.turns.values()}
+    sieve = Sieve(shown.facts)
     for item in reply.facts:
         sources = stage.known_ids(item.sources, allowed)
         text = one_line(item.text)
         if not sources or not text:
             stage.count("unsupported_facts", 1)
+            continue
+        dropped = sieve.reason(
+            text, [embedding_text(by_id[i].text, by_id[i].speaker) for i in sources]
+        )
+        if dropped:
+            stage.count(dropped, 1)
             continue
         labels = [lb for lb in (index.label(c) for c in item.concepts) if lb]
         date = partial_date(item.date)
@@ -166,12 +191,21 @@ def _ids_by_key(store: Any, space: str, keys: set[str]) -> dict[str, int]:
 
 
 def unit(stage: Stage, chunk: Sequence[Node]) -> None:
-    """Extract and store the facts and concepts of one chunk of turns."""
-    values, allowed = _context(stage, chunk)
-    reply = stage.ask(stage.prompt("facts", **values), FactsReply)
+    """Extract and store the facts and concepts of one chunk of turns; a chunk too large
+    for the model (prompt or reply) is split in halves, a single turn given up."""
+    values, shown = _context(stage, chunk)
+    try:
+        reply = stage.ask(stage.prompt("facts", **values), FactsReply)
+    except Unfit:
+        if len(chunk) == 1:
+            stage.give_up("facts", [chunk[0].id])
+            return
+        for part in halves(chunk):
+            unit(stage, part)
+        return
     if reply is None:
         return  # counted as a failure; the chunk stays pending for a later run
-    _write(stage, chunk, _plan(stage, reply, allowed))
+    _write(stage, chunk, _plan(stage, reply, shown))
 
 
 def run(stage: Stage) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memcli.consolidate.common import Stage, day_of
+from memcli.consolidate.common import Stage, Unfit, day_of
 from memcli.consolidate.nearest import similar
 from memcli.consolidate.schemas import TopicLinks
 from memcli.models import Edge, Node
@@ -81,7 +81,9 @@ def _batch(stage: Stage, segments: Sequence[Node]) -> None:
             stage.report.items += 1
             continue
         reply = next(replies)
-        if reply is not None:
+        if isinstance(reply, Unfit):  # too long for this model: no links, for good
+            stage.give_up("link", [seg.id])
+        elif reply is not None:
             _write(stage, seg, reply, {o.node_id: o.id for o in shown})
         job.progress.advance()
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memcli.consolidate.common import Stage, day_of
+from memcli.consolidate.common import Stage, Unfit, day_of, halves
 from memcli.consolidate.facts import fact_key
 from memcli.consolidate.nearest import mean_vector, similar
+from memcli.consolidate.quality import Sieve
 from memcli.consolidate.schemas import ReflectionsReply
 from memcli.models import Edge, Node
 from memcli.prompting import data_block
@@ -27,7 +28,10 @@ def fact_line(fact: Node) -> str:
     return f"[{fact.node_id}] ({day_of(fact)}) {fact.text}{belief}"
 
 
-def _context(stage: Stage, batch: Sequence[Node]) -> tuple[list[dict[str, str]], dict[str, int]]:
+def _context(
+    stage: Stage, batch: Sequence[Node]
+) -> tuple[list[dict[str, str]], dict[str, Node], list[str]]:
+    """The prompt, the facts it showed by public id, and the reflections it showed."""
     job = stage.job
     k = job.cfg.similar_context_k
     vectors = job.store.get_vectors([f.id for f in batch])
@@ -45,24 +49,39 @@ def _context(stage: Stage, batch: Sequence[Node]) -> tuple[list[dict[str, str]],
         related_facts=data_block("\n".join(fact_line(f) for f in related) or "(none)"),
         known_reflections=data_block("\n".join(f"- {r.text}" for r in reflections) or "(none)"),
     )
-    return messages, {f.node_id: f.id for f in [*batch, *related]}
+    return messages, {f.node_id: f for f in [*batch, *related]}, [r.text for r in reflections]
 
 
-def _write(
-    stage: Stage, batch: Sequence[Node], reply: ReflectionsReply, allowed: dict[str, int]
-) -> None:
-    job = stage.job
-    store = job.store
+def _checked(
+    stage: Stage, reply: ReflectionsReply, shown: dict[str, Node], known: list[str]
+) -> dict[str, tuple[str, float, list[int]]]:
+    """Key -> (text, belief, supporting fact ids) of the reply's reflections that cite a
+    shown fact and pass the quality rules (memcli.consolidate.quality)."""
+    allowed = {key: node.id for key, node in shown.items()}
+    by_id = {node.id: node for node in shown.values()}
+    sieve = Sieve(known)
     planned: dict[str, tuple[str, float, list[int]]] = {}
     for item in reply.reflections:
         text = one_line(item.text)
         support = stage.known_ids(item.facts, allowed)
-        if text and support:
-            key = fact_key(text)
-            prior = planned.get(key, (text, item.belief, []))
-            planned[key] = (text, prior[1], [*prior[2], *(s for s in support if s not in prior[2])])
-        else:
+        if not text or not support:
             stage.count("unsupported_reflections", 1)
+            continue
+        dropped = sieve.reason(text, [by_id[i].text for i in support])
+        if dropped:
+            stage.count(dropped, 1)
+            continue
+        key = fact_key(text)
+        prior = planned.get(key, (text, item.belief, []))
+        planned[key] = (text, prior[1], [*prior[2], *(s for s in support if s not in prior[2])])
+    return planned
+
+
+def _write(
+    stage: Stage, batch: Sequence[Node], planned: dict[str, tuple[str, float, list[int]]]
+) -> None:
+    job = stage.job
+    store = job.store
     existing = store.existing_keys(job.space, "reflection", list(planned))
     fresh = [k for k in planned if k not in existing]
     vectors = job.embed([planned[k][0] for k in fresh]) or [None] * len(fresh)
@@ -95,6 +114,23 @@ def _insert(
     return rid
 
 
+def _reflect(stage: Stage, batch: Sequence[Node]) -> None:
+    """One batch of facts; halves of it when it does not fit the model, a single fact that
+    still does not is given up."""
+    messages, shown, known = _context(stage, batch)
+    try:
+        reply = stage.ask(messages, ReflectionsReply)
+    except Unfit:
+        if len(batch) == 1:
+            stage.give_up("reflect", [batch[0].id])
+            return
+        for part in halves(batch):
+            _reflect(stage, part)
+        return
+    if reply is not None:
+        _write(stage, batch, _checked(stage, reply, shown, known))
+
+
 def run(stage: Stage) -> None:
     """Reflections over every fact not yet reflected on."""
     job = stage.job
@@ -108,10 +144,7 @@ def run(stage: Stage) -> None:
         if not stage.budget_left():
             stage.report.reason = "stopped by --limit"
             break
-        messages, allowed = _context(stage, batch)
-        reply = stage.ask(messages, ReflectionsReply)
-        if reply is not None:
-            _write(stage, batch, reply, allowed)
+        _reflect(stage, batch)
         job.progress.advance()
     job.progress.finish()
     stage.report.pending = len(job.store.unprocessed(job.space, "reflect", kind="fact"))

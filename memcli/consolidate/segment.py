@@ -19,13 +19,14 @@ from typing import Any
 
 from memcli.consolidate import summarize
 from memcli.consolidate.buffer import Buffer, pending_buffers, take_window
-from memcli.consolidate.common import Stage, turn_line
+from memcli.consolidate.common import Stage, Unfit, turn_line
 from memcli.consolidate.phrases import sparse_cosine, sparse_mean
 from memcli.consolidate.schemas import Boundaries
 from memcli.models import Edge, Node
 from memcli.prompting import data_block
 
 WINDOWS_PER_BATCH = 16  # windows planned (and their summaries embedded) together
+LINE_SHARE = 0.8  # of a prompt's room, what the turns' own words may take in a window
 
 
 def gap_similarities(
@@ -117,9 +118,14 @@ def similarity_boundaries(stage: Stage, window: Sequence[Node]) -> list[int]:
 
 
 def llm_boundaries(stage: Stage, window: Sequence[Node]) -> list[int] | None:
-    """Boundaries from the LLM as 0-based segment starts; None when its reply failed."""
+    """Boundaries from the LLM as 0-based segment starts; None when its reply failed or
+    the window did not fit the model (the similarity rule decides then)."""
     numbered = "\n".join(f"{i}. {turn_line(e)}" for i, e in enumerate(window, start=1))
-    reply = stage.ask(stage.prompt("boundaries", turns=data_block(numbered)), Boundaries)
+    try:
+        reply = stage.ask(stage.prompt("boundaries", turns=data_block(numbered)), Boundaries)
+    except Unfit:
+        stage.count("too_long", 1)
+        return None
     if reply is None:
         return None
     starts = []
@@ -154,7 +160,7 @@ def _summaries(
     vectors = job.store.get_vectors([e.id for seg in segments for e in seg])
     out = []
     for seg, made in zip(segments, llm, strict=True):
-        if made is not None:
+        if isinstance(made, tuple):
             out.append((made[0], made[1], True))
             continue
         text = summarize.extractive_summary(seg, vectors, job.corpus, job.cfg.summary_words)
@@ -197,17 +203,27 @@ def write_window(
     job.progress.advance(sum(len(s) for s in segments))
 
 
+def window_tokens(stage: Stage) -> int:
+    """Tokens of turns per window: `buffer_tokens`, or less when the boundary prompt must
+    fit a small model window (each turn's line adds its number, id and date)."""
+    budget = stage.job.cfg.buffer_tokens
+    if stage.chat is None or "segment" not in stage.job.selected:
+        return budget
+    room = stage.data_room("boundaries", turns=data_block(""))
+    return budget if room is None else max(1, min(budget, int(room * LINE_SHARE)))
+
+
 def windows(stage: Stage, buffers: Sequence[Buffer]) -> Iterator[list[list[Node]]]:
     """The segments of each window that is due, buffer by buffer, within `--limit`."""
-    cfg = stage.job.cfg
     planned = 0
+    budget = window_tokens(stage)
     for buffer in buffers:
         pending = list(buffer.episodes)
         while pending:
             if stage.job.limit is not None and planned >= stage.job.limit:
                 stage.report.reason = "stopped by --limit"
                 return
-            window = take_window(pending, cfg.buffer_tokens)
+            window = take_window(pending, budget)
             is_last = len(window) == len(pending)
             if is_last and not buffer.closed:
                 break  # the open tail waits for more turns, a new session or --flush

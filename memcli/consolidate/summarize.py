@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.common import Stage, turn_line
+from memcli.consolidate.common import Stage, Unfit, turn_line
 from memcli.consolidate.phrases import Corpus, key_phrases, sparse_cosine, sparse_mean
+from memcli.consolidate.quality import Sieve
 from memcli.consolidate.schemas import SegmentSummary
-from memcli.models import Node
+from memcli.models import Node, embedding_text
 from memcli.prompting import data_block
 from memcli.text import one_line, sentences, word_count
 
@@ -86,12 +87,14 @@ def keywords(episodes: Sequence[Node], corpus: Corpus, limit: int) -> list[str]:
 
 
 def clean_keywords(raw: Sequence[str], limit: int) -> list[str]:
-    """Model keywords trimmed, de-duplicated (case-insensitively) and capped."""
+    """Model keywords trimmed, de-duplicated (case-insensitively) and capped; a keyword
+    with no content word ("...") is dropped."""
     out: list[str] = []
     for word in raw:
         text = one_line(str(word))
         if (
             text
+            and Sieve().reason(text, []) is None
             and word_count(text) <= MAX_KEYWORD_WORDS
             and text.lower() not in map(str.lower, out)
         ):
@@ -107,15 +110,28 @@ def summary_request(stage: Stage, episodes: Sequence[Node]) -> list[dict[str, st
 
 def llm_summaries(
     stage: Stage, groups: Sequence[Sequence[Node]]
-) -> list[tuple[str, list[str]] | None]:
-    """(summary, keywords) per group of turns from the LLM; None where the reply failed."""
+) -> list[tuple[str, list[str]] | str | None]:
+    """(summary, keywords) per group of turns from the LLM; None where the reply failed
+    (asked again on a later run); a reason where the extractive summary stays for good:
+    the turns do not fit the model's window (`too_long`), or the summary fails the quality
+    rules (`dropped_empty`, `dropped_verbatim`: memcli.consolidate.quality)."""
     limit = stage.job.cfg.keywords
     replies = stage.ask_many([(summary_request(stage, g), SegmentSummary) for g in groups])
-    out: list[tuple[str, list[str]] | None] = []
-    for reply in replies:
-        if reply is None or not reply.summary.strip():
+    out: list[tuple[str, list[str]] | str | None] = []
+    for group, reply in zip(groups, replies, strict=True):
+        if isinstance(reply, Unfit):
+            reason: str | None = "too_long"
+        elif reply is None:
             out.append(None)
+            continue
         else:
+            turns = [embedding_text(e.text, e.speaker) for e in group]
+            reason = Sieve().reason(one_line(reply.summary), turns)
+        if reason:
+            stage.count(reason, 1)
+            out.append(reason)
+        else:
+            assert isinstance(reply, SegmentSummary)
             out.append((one_line(reply.summary), clean_keywords(reply.keywords, limit)))
     return out
 
@@ -158,7 +174,11 @@ def _upgrade(stage: Stage, segments: Sequence[Node]) -> None:
     ]
     results = llm_summaries(stage, groups)
     job.summary_attempted.update(s.id for s in segments)
-    done = [(s, r) for s, r in zip(segments, results, strict=True) if r is not None]
+    final = [s.id for s, r in zip(segments, results, strict=True) if isinstance(r, str)]
+    if final:  # the extractive summary stays, for good (see llm_summaries)
+        with store.transaction():
+            store.mark_processed(job.space, "summarize", final)
+    done = [(s, r) for s, r in zip(segments, results, strict=True) if isinstance(r, tuple)]
     vectors = job.embed([r[0] for _, r in done]) or [None] * len(done)
     for (segment, (summary, words)), vec in zip(done, vectors, strict=True):
         with store.transaction():

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memcli.consolidate.common import Stage
+from memcli.consolidate.common import Stage, Unfit, halves
 from memcli.consolidate.nearest import similar
 from memcli.consolidate.schemas import SupersedeReply
 from memcli.models import Edge, Node
@@ -135,6 +135,24 @@ def _entities_of(stage: Stage, facts: Sequence[Node]) -> dict[int, set[int]]:
     return out
 
 
+def _judge(stage: Stage, cases: Sequence[_Case]) -> None:
+    """Judge one batch; halves of it when it does not fit the model, and a single fact that
+    still does not is given up. A failed reply leaves the batch pending (counted)."""
+    asked = [c for c in cases if c.candidates]
+    try:
+        reply = stage.ask(_prompt(stage, asked), SupersedeReply) if asked else SupersedeReply(
+            judgements=[])  # fmt: skip
+    except Unfit:
+        if len(cases) == 1:
+            stage.give_up("supersede", [cases[0].new.id])
+            return
+        for part in halves(cases):
+            _judge(stage, part)
+        return
+    if reply is not None:
+        _apply(stage, cases, reply)
+
+
 def run(stage: Stage) -> None:
     """Judge every new fact against the earlier facts it may replace."""
     job = stage.job
@@ -149,13 +167,7 @@ def run(stage: Stage) -> None:
             break
         batch = facts[start : start + size]
         entity_of = _entities_of(stage, batch)
-        cases = [_Case(f, _candidates(stage, f, entity_of)) for f in batch]
-        asked = [c for c in cases if c.candidates]
-        reply = stage.ask(_prompt(stage, asked), SupersedeReply) if asked else SupersedeReply(
-            judgements=[])  # fmt: skip
-        if reply is None:
-            continue  # counted as a failure; the batch stays pending
-        _apply(stage, cases, reply)
+        _judge(stage, [_Case(f, _candidates(stage, f, entity_of)) for f in batch])
         job.progress.advance(len(batch))
     job.progress.finish()
     stage.report.pending = len(store.unprocessed(job.space, "supersede", kind="fact"))

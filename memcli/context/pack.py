@@ -75,6 +75,9 @@ def item_line(hit: Hit) -> str:
 
 
 EXCERPT_MIN = 40  # words: the shortest excerpt of a long message worth showing
+#: What a model derived from the turns; packed within words of its own (see `pack`).
+DERIVED = frozenset({"fact", "reflection"})
+DERIVED_SHARE = 0.3  # retrieval.derived_words' default, as a share of word_budget's
 
 
 def _select(
@@ -106,11 +109,13 @@ def _select(
         used += words
         taken[kind] = taken.get(kind, 0) + 1
         chosen.append(hit)
-    if not chosen:  # even the best hit is longer than the budget: cut it rather than lose it
-        first = next((h for h in hits if caps.get(h.node.kind, budget) > 0), None)
-        if first is not None and budget > 0:
-            chosen.append(_trimmed(first, budget, question))
     return chosen
+
+
+def _best_cut(hits: Sequence[Hit], budget: int, caps: dict[str, int], question: str) -> list[Hit]:
+    """When even the best hit is longer than the budget: it, cut to fit, rather than none."""
+    first = next((h for h in hits if caps.get(h.node.kind, budget) > 0), None)
+    return [_trimmed(first, budget, question)] if first is not None and budget > 0 else []
 
 
 def _trimmed(hit: Hit, budget: int, question: str) -> Hit:
@@ -176,24 +181,43 @@ def render(chosen: Sequence[Hit], about: Sequence[SubjectGroup] = ()) -> str:
     return "\n\n".join(parts)
 
 
+def _choose(
+    hits: Sequence[Hit], budget: int, derived: int, caps: dict[str, int], question: str,
+    whole: int = 0,
+) -> list[Hit]:  # fmt: skip
+    """The turns (and topics, entities, concepts) within `budget`, chosen as if there were
+    no facts or reflections; facts and reflections within their own `derived` words."""
+    turns = [h for h in hits if h.node.kind not in DERIVED]
+    notes = [h for h in hits if h.node.kind in DERIVED]
+    chosen = _select(turns, budget, caps, question, whole) + _select(notes, derived, caps, question)
+    return chosen or _best_cut(hits, budget, caps, question)
+
+
 def pack(
     hits: Sequence[Hit],
     budget: int,
     caps: dict[str, int],
     question: str = "",
     subjects: Subjects | None = None,
+    derived: int | None = None,
 ) -> Packed:
     """Choose hits within the budget and render them; long messages are shown by the part
-    that `question` is about. With `subjects`, what the chosen hits say about a subject is
-    grouped (memcli.context.about); the words a group adds (its heading, dates, marks)
-    come out of the budget: the hits are chosen again within what is left, and groups that
-    would still not fit are left out."""
-    chosen = _select(hits, budget, caps, question)
+    that `question` is about. Facts and reflections get `derived` words of their own, on top
+    of `budget`: a model's derived memories, good or weak, never push a verbatim turn out of
+    the context (None: DERIVED_SHARE of `budget`). With `subjects`, what the chosen hits
+    say about a subject is grouped
+    (memcli.context.about); the words a group adds (its heading, dates, marks) come out of
+    the budget: the hits are chosen again within what is left, and groups that would still
+    not fit are left out."""
+    if derived is None:
+        derived = int(budget * DERIVED_SHARE)
+    chosen = _choose(hits, budget, derived, caps, question)
     about = groups(chosen, subjects)
     if about:
-        chosen = _select(hits, budget - _added(chosen, about), caps, question, whole=budget)
+        room = budget - _added(chosen, about)
+        chosen = _choose(hits, room, derived, caps, question, whole=budget)
         about = groups(chosen, subjects)
-        if _words(chosen) + _added(chosen, about) > budget:
+        if _words(chosen) + _added(chosen, about) > budget + derived:
             about = []
     return Packed(render(chosen, about), chosen, about)
 

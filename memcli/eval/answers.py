@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -138,13 +138,18 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     }
 
 
-def score(mem: Any, qa: dict[str, Any], context: str) -> dict[str, Any]:
-    """Answer one benchmark question from its packed context the way `ask` does, then grade."""
+def score(
+    mem: Any, qa: dict[str, Any], context: str, repack: Callable[[int], str] | None = None
+) -> dict[str, Any]:
+    """Answer one benchmark question from its packed context the way `ask` does (packed
+    again in fewer words, `repack(words)`, while it does not fit the model), then grade."""
     from memcli.llm.cached import CachedChat, Usage
-    from memcli.ops.ask import generate
+    from memcli.ops.ask import fitted_answer
 
-    result = generate(mem, qa["question"], context)
+    budget = mem.cfg.retrieval.word_budget
+    result, words = fitted_answer(mem, qa["question"], budget, context, repack)
     row: dict[str, Any] = {
+        "answer_words": words,
         "generated": result.answer,
         "citations": result.citations,
         "dropped_citations": result.dropped,

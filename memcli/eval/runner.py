@@ -92,16 +92,29 @@ def score_question(
 
 
 def _answer_all(
-    mem: Any, items: list[tuple[dict[str, Any], dict[str, Any], str]], workers: int, progress: Any
+    mem: Any,
+    items: list[tuple[dict[str, Any], dict[str, Any], str]],
+    progress: Any,
+    strategy: str,
+    k: int,
 ) -> None:
-    """Add answer metrics to each (row, qa, context), `workers` model requests at a time."""
+    """Add answer metrics to each (row, qa, context), `llm.concurrency` model requests at a
+    time; a context too long for the model is packed again as `_score` packed it, in fewer
+    words."""
+    from memcli.ops.ask import ask
 
     def one(item: tuple[dict[str, Any], dict[str, Any], str]) -> None:
         row, qa, context = item
-        row.update(answers.score(mem, qa, context))
+
+        def repack(words: int) -> str:
+            question = qa["question"]
+            return ask(mem, question, strategy=strategy, k=k, context_only=True,
+                       word_budget=words).context  # fmt: skip
+
+        row.update(answers.score(mem, qa, context, repack))
         progress.advance()
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, mem.cfg.llm.concurrency)) as pool:
         futures = [pool.submit(one, item) for item in items]
         try:
             for future in futures:
@@ -130,7 +143,7 @@ def _run_conversation(
             if not answering:
                 progress.advance()
         if answering:
-            _answer_all(mem, items, mem.cfg.llm.concurrency, progress)
+            _answer_all(mem, items, progress, strategy, max(ks) * 2)
         out[strategy] = [row for row, _, _ in items]
     return out
 

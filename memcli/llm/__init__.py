@@ -16,6 +16,7 @@ from memcli.errors import ConfigError, did_you_mean
 
 if TYPE_CHECKING:
     from memcli.config import EmbeddingConfig, LLMConfig
+    from memcli.llm.window import PromptTooLong, Window
 
 
 class Embedder(Protocol):
@@ -39,6 +40,7 @@ class ChatReply:
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    truncated: bool = False  # the reply hit its token limit (finish_reason "length")
 
 
 class ChatModel(Protocol):
@@ -53,15 +55,78 @@ class ChatModel(Protocol):
 
 
 class BaseChat:
-    """What chat providers share: the model and its settings, and a bound on the requests
-    in flight when callers share one model across threads (`with self._slots:`)."""
+    """What chat providers share: the model and its settings, a bound on the requests in
+    flight when callers share one model across threads (`with self._slots:`), and the
+    model's context window (memcli.llm.window), found on first use."""
 
     provider = ""
+    #: The window assumed when neither the config nor the server states one.
+    default_context = 8192
 
     def __init__(self, cfg: LLMConfig) -> None:
         self.model = cfg.model
         self.temperature = cfg.temperature
         self._slots = threading.BoundedSemaphore(max(1, cfg.concurrency))
+        self._context_setting = cfg.context_length
+        self._max_reply = cfg.max_tokens
+        self._window: Window | None = None
+        self._window_lock = threading.Lock()
+
+    def server_context(self) -> int | None:
+        """The context size the server states for this model (providers that can ask)."""
+        return None
+
+    def window(self) -> Window:
+        """The model's context window: from the config, else the server, else the default."""
+        from memcli.llm.window import Window
+
+        with self._window_lock:
+            if self._window is None:
+                size, source = self._context_setting, "config"
+                if not size:
+                    size, source = self.server_context() or 0, "server"
+                if not size:
+                    size, source = self.default_context, "default"
+                self._window = Window(size, source, self._max_reply)
+            return self._window
+
+    def too_long(self, detail: str) -> PromptTooLong:
+        """The error for a prompt that does not fit the window."""
+        from memcli.llm.window import PromptTooLong
+
+        window = self.window()
+        return PromptTooLong(
+            f"the prompt does not fit {self.provider}:{self.model}'s context of "
+            f"{window.context} tokens ({window.source}) with {window.reply} left for the "
+            f"reply: {detail}",
+            window.context,
+        )
+
+    def check_fits(self, messages: list[dict[str, str]]) -> None:
+        """PromptTooLong, before anything is sent, when `messages` do not fit the window."""
+        window = self.window()
+        if not window.fits(messages):
+            raise self.too_long(
+                f"it takes about {window.server_tokens(messages)} tokens, "
+                f"{window.prompt_budget} fit"
+            )
+
+    def learn_refusal(self, message: str, body: Any, messages: list[dict[str, str]]) -> bool:
+        """Take in what a server said when it refused a prompt as too long; True when the
+        window changed (the caller tries again: it fails fast if it still does not fit)."""
+        from memcli.llm.window import stated_limit, stated_prompt_tokens
+
+        window = self.window()
+        before = (window.context, window.ratio)
+        tokens = stated_prompt_tokens(message)
+        if tokens:
+            window.learn(messages, tokens)
+        window.shrink(stated_limit(body, message))
+        if (window.context, window.ratio) == before:
+            # Nothing stated: count tokens more cautiously from now on.
+            window.learn(messages, int(window.server_tokens(messages) * 1.2))
+            return False
+        return True
 
 
 EMBEDDERS: dict[str, str] = {

@@ -77,6 +77,9 @@ class CachedChat:
             self.usage.add(reply, cached=True)
             return reply
         reply = self.inner.chat(messages, schema=schema)
+        if reply.truncated:  # never replayed: it would pass for a whole reply
+            self.usage.add(reply, cached=False)
+            return reply
         self.store.cache_put(
             key,
             self.provider,

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 import pydantic
 
+from memcli.llm.window import PromptTooLong
+
 if TYPE_CHECKING:
     from memcli.llm import ChatModel
 
@@ -25,6 +27,10 @@ _STRING_OR_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|,(\s*[}\]])')
 _OPENING = re.compile(r"[\[{]")
 
 
+#: How a structured request ended (counted per stage: memcli.consolidate.common).
+OUTCOMES = ("first_try", "repaired", "reasked", "invalid", "cut")
+
+
 @dataclass
 class StructuredResult(Generic[M]):
     """A validated value (or None), what it took to get it, and why it failed if it did."""
@@ -34,11 +40,25 @@ class StructuredResult(Generic[M]):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     error: str | None = None
+    repaired: bool = False  # the valid reply needed repair_json (fences, prose, commas)
+    cut: bool = False  # a reply stopped at its token limit: nothing of it was used
 
     @property
     def ok(self) -> bool:
         """True when a valid value was obtained."""
         return self.value is not None
+
+    @property
+    def outcome(self) -> str:
+        """first_try | repaired (valid on the first reply, after repair) | reasked (valid
+        after a re-ask) | invalid (never valid) | cut (a reply hit its token limit)."""
+        if self.cut:
+            return "cut"
+        if self.value is None:
+            return "invalid"
+        if self.attempts > 1:
+            return "reasked"
+        return "repaired" if self.repaired else "first_try"
 
 
 def _unfence(text: str) -> str:
@@ -76,14 +96,15 @@ def _balanced_end(text: str, start: int) -> int | None:
 
 def _parses(text: str) -> bool:
     try:
-        json.loads(text)
+        json.loads(text, strict=False)
     except ValueError:
         return False
     return True
 
 
 def repair_json(text: str) -> str:
-    """Best-effort JSON out of a chatty reply: no fences, no prose around, no trailing commas."""
+    """Best-effort JSON out of a chatty reply: no fences, no prose around, no trailing commas
+    (raw control characters inside strings are left for a lenient parse)."""
     body = _unfence(text).strip()
     first: str | None = None
     # Prose may hold brackets of its own ("[see below]"), so try each top-level bracketed
@@ -116,19 +137,28 @@ def _describe_validation(exc: pydantic.ValidationError) -> str:
 
 def parse_reply(text: str, model_cls: type[M]) -> tuple[M | None, str | None]:
     """Parse, repair if needed, and validate one reply: (value, None) or (None, reason)."""
+    value, error, _ = _parse(text, model_cls)
+    return value, error
+
+
+def _parse(text: str, model_cls: type[M]) -> tuple[M | None, str | None, bool]:
+    """`parse_reply`, and whether the JSON needed repair."""
     if not text.strip():
-        return None, "the reply was empty"
+        return None, "the reply was empty", False
+    repaired = False
     try:
         data = json.loads(text)
     except ValueError as exc:
         try:
-            data = json.loads(repair_json(text))
+            # strict=False: a raw line break inside a string (small models write them)
+            data = json.loads(repair_json(text), strict=False)
+            repaired = True
         except ValueError:
-            return None, f"the reply is not valid JSON ({exc})"
+            return None, f"the reply is not valid JSON ({exc})", False
     try:
-        return model_cls.model_validate(data), None
+        return model_cls.model_validate(data), None, repaired
     except pydantic.ValidationError as exc:
-        return None, f"the JSON does not fit the schema: {_describe_validation(exc)}"
+        return None, f"the JSON does not fit the schema: {_describe_validation(exc)}", repaired
 
 
 def _reask(error: str) -> str:
@@ -146,20 +176,32 @@ def ask_structured(
     *,
     max_reasks: int = 2,
 ) -> StructuredResult[M]:
-    """Ask for a reply fitting `model_cls`, re-asking up to `max_reasks` times with the error."""
+    """Ask for a reply fitting `model_cls`, re-asking up to `max_reasks` times with the error.
+
+    A reply cut by its token limit is never used, even when what came before the cut
+    parses: the result is marked `cut` at once (asking the same again would be cut again;
+    the caller asks about less). PromptTooLong from the model propagates."""
     schema = model_cls.model_json_schema()
     conversation = list(messages)
     result: StructuredResult[M] = StructuredResult(value=None, attempts=0)
     asked: list[list[dict[str, str]]] = []
     for _ in range(max(0, max_reasks) + 1):
+        try:
+            reply = chat.chat(conversation, schema=schema)
+        except PromptTooLong:
+            if not asked:
+                raise
+            break  # the re-ask, with the bad reply in it, no longer fits: give up on it
         asked.append(list(conversation))
-        reply = chat.chat(conversation, schema=schema)
         result.attempts += 1
         result.prompt_tokens += reply.prompt_tokens
         result.completion_tokens += reply.completion_tokens
-        value, error = parse_reply(reply.text, model_cls)
+        if reply.truncated:
+            result.cut, result.error = True, "the reply stopped at its token limit"
+            break
+        value, error, repaired = _parse(reply.text, model_cls)
         if value is not None:
-            result.value, result.error = value, None
+            result.value, result.error, result.repaired = value, None, repaired
             return result
         result.error = error
         conversation += [

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from memcli.context.pack import pack
+from memcli.context.pack import Packed, pack
 from memcli.context.subjects import subjects_of
 from memcli.errors import LLMNotConfigured, ModelOutputInvalid, UsageError
 from memcli.models import Answer
 from memcli.retrieval import SearchContext, get_retriever
+
+#: A context too long for the model is packed again in this share of the words, down to
+#: MIN_WORDS words.
+SHRINK = 0.7
+MIN_WORDS = 60
 
 if TYPE_CHECKING:
     from memcli.answering import AnswerResult
@@ -58,13 +64,16 @@ def ask(
     strategy: str | None = None,
     k: int | None = None,
     context_only: bool = False,
+    word_budget: int | None = None,
     explain: bool = False,
 ) -> Answer:
     """Retrieve memories for a question, pack them and, unless `context_only`, answer.
 
     `k` bounds both the hits returned and the hits packed; without it, `retrieval.k` hits
-    are returned and the best `retrieval.pool` are packed. With `explain`, each hit says
-    why it ranked, where the strategy can (memcli.retrieval.explain)."""
+    are returned and the best `retrieval.pool` are packed. `word_budget` replaces
+    `retrieval.word_budget`. A context too long for the model's window is packed again
+    with fewer words (see `fitted_answer`); the Answer holds the one the model read. With
+    `explain`, each hit says why it ranked, where the strategy can (memcli.retrieval.explain)."""
     _check_question(question, k)
     cfg = mem.cfg.retrieval
     retrieve = get_retriever(strategy or cfg.strategy)
@@ -77,11 +86,26 @@ def ask(
         "episode": cfg.max_episodes,
     }
     subjects = subjects_of(mem.store, ranked, question)
-    packed = pack(ranked, cfg.word_budget, caps, question, subjects)
+    budget = word_budget or cfg.word_budget
+
+    def packed_in(words: int) -> Packed:
+        # The derived memories' words shrink in step with the turns'.
+        derived = cfg.derived_words * words // max(1, cfg.word_budget)
+        return pack(ranked, words, caps, question, subjects, derived)
+
+    packed = packed_in(budget)
     result = Answer(question, packed.context, ranked[:k], about=packed.about)
     result.packed = [h.node.node_id for h in packed.included]
     if chat is not None:
-        reply = generate(mem, question, packed.context)
+        packs = {budget: packed}
+
+        def repack(words: int) -> str:
+            packs[words] = packed_in(words)
+            return packs[words].context
+
+        reply, words = fitted_answer(mem, question, budget, packed.context, repack)
+        result.context, result.about = packs[words].context, packs[words].about
+        result.packed = [h.node.node_id for h in packs[words].included]
         if reply.answer is None:
             raise ModelOutputInvalid(
                 f"{chat.provider}:{chat.model} gave no usable answer in {reply.attempts} "
@@ -96,6 +120,30 @@ def ask(
             "completion_tokens": reply.completion_tokens,
         }
     return result
+
+
+def fitted_answer(
+    mem: MemoryBase,
+    question: str,
+    budget: int,
+    context: str,
+    repack: Callable[[int], str] | None = None,
+) -> tuple[AnswerResult, int]:
+    """`generate`, with the context packed again in fewer words (`repack(words)`) while
+    the prompt does not fit the model's window; the result and the word budget used.
+
+    Verbatim turns and derived memories are chosen again by rank, so what is left out is
+    what ranked lowest; PromptTooLong when even MIN_WORDS words do not fit."""
+    from memcli.llm.window import PromptTooLong
+
+    while True:
+        try:
+            return generate(mem, question, context), budget
+        except PromptTooLong:
+            if budget <= MIN_WORDS or repack is None:
+                raise
+            budget = max(MIN_WORDS, int(budget * SHRINK))
+            context = repack(budget)
 
 
 def generate(mem: MemoryBase, question: str, context: str) -> AnswerResult:

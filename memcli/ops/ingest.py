@@ -230,22 +230,31 @@ def _write(mem: MemoryBase, plan: _Plan, vectors: list[Any], allow_forgotten: bo
     return _Written(inserted, sessions, restored)
 
 
+@dataclass(frozen=True)
+class IngestOptions:
+    """How an ingest reads and stores: `fmt` names the input format (None: detected from
+    the suffix and content), `skip_invalid` stores a file's valid records beside bad ones,
+    `allow_forgotten` lets turns that `prune` forgot back in."""
+
+    fmt: str | None = None
+    skip_invalid: bool = False
+    allow_forgotten: bool = False
+
+
 def ingest(
     mem: MemoryBase,
     paths: Sequence[str],
+    options: IngestOptions,
     *,
-    fmt: str | None = None,
-    skip_invalid: bool = False,
     stdin: BinaryIO | None = None,
     progress: Progress | None = None,
-    allow_forgotten: bool = False,
 ) -> IngestReport:
     """Store every turn of the given files (`-` = stdin) as episodes; idempotent. A turn
-    that `prune` forgot is skipped, unless `allow_forgotten` lets it back."""
+    that `prune` forgot is skipped, unless `options.allow_forgotten` lets it back."""
     started = time.perf_counter()
     mem.check_embedder()
-    plans = _read_all(mem, paths, fmt, skip_invalid, stdin)
-    return store_plans(mem, plans, progress or NoProgress(), started, allow_forgotten)
+    plans = _read_all(mem, paths, options.fmt, options.skip_invalid, stdin)
+    return store_plans(mem, plans, progress or NoProgress(), started, options.allow_forgotten)
 
 
 def _plan_new(mem: MemoryBase, plan: _Plan, allow_forgotten: bool) -> None:

@@ -75,6 +75,9 @@ def prepare(cfg: Config, port: int) -> UiServer:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit it: a response goes out as headers, then body, and
+        # with Nagle's algorithm on, the body waited ~40 ms for the client's delayed ACK.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((HOST, port))
         sock.listen(64)
     except OSError as exc:

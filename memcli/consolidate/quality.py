@@ -1,0 +1,84 @@
+"""What a derived memory (a fact, a reflection, a summary) must be before it is stored.
+
+A weak model copies the prompt's example, repeats a turn word for word, writes the same
+claim three times or invents one the turns never made. Such memories add nothing a search
+of the turns does not already find, and compete with the turns for the reader's attention:
+they are dropped before anything is written, and counted under the reason (`dropped_...`).
+The rules are lexical and cheap, and a good model's memories pass them:
+- empty: no content word (only stop words, punctuation, placeholders such as "...");
+- verbatim: its words run word for word inside one source (or a source's inside it),
+  speaker name included: a copy, not a restatement;
+- ungrounded: no content word in common with the sources it cites (a word is compared by
+  its first STEM letters, so "painting" meets "painted");
+- duplicate: its content words nearly the same set as a memory kept before it or shown to
+  the model as already stored (Jaccard >= DUPLICATE).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from memcli.text import STOPWORDS, words
+
+#: Words a model writes when it has nothing to say, or copies from a prompt's example.
+PLACEHOLDERS = frozenset(
+    "none null nil unknown na n text fact facts example observation reflection summary "
+    "nothing empty placeholder todo tbd".split()
+)
+DUPLICATE = 0.8
+STEM = 5
+MIN_RUN = 4  # words: a shorter run inside a source (or a short quote) is not a copy
+
+
+def _content(text: str) -> set[str]:
+    return {w for w in words(text) if w not in STOPWORDS and w not in PLACEHOLDERS}
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:STEM] for w in _content(text)}
+
+
+def _inside(short: list[str], long: list[str]) -> bool:
+    """Whether `short` runs word for word somewhere in `long`."""
+    n = len(short)
+    return n >= MIN_RUN and any(long[i : i + n] == short for i in range(len(long) - n + 1))
+
+
+def verbatim(text: str, source: str) -> bool:
+    """Whether `text` and `source` are copies: one's words run inside the other's."""
+    mine, theirs = words(text), words(source)
+    return _inside(mine, theirs) or _inside(theirs, mine)
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    """|a & b| / |a | b| (0 for two empty sets)."""
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+class Sieve:
+    """Checks one unit's derived memories in turn; remembers those kept, for duplicates."""
+
+    def __init__(self, known: Iterable[str] = ()) -> None:
+        self._seen = [_content(t) for t in known]
+        # The same words again are not a near-duplicate: the caller merges exact twins
+        # (a stored fact gains the new provenance).
+        self._exact = {tuple(words(t)) for t in known}
+
+    def reason(self, text: str, sources: Sequence[str]) -> str | None:
+        """Why `text` must be dropped (`dropped_empty`, ...), or None to keep it (and
+        remember it). `sources`: the texts it cites (turns with their speakers, facts)."""
+        content = _content(text)
+        if not content:
+            return "dropped_empty"
+        if any(verbatim(text, s) for s in sources):
+            return "dropped_verbatim"
+        if sources and not _stems(text) & set().union(*map(_stems, sources)):
+            return "dropped_ungrounded"
+        exact = tuple(words(text))
+        if exact not in self._exact and any(
+            jaccard(content, seen) >= DUPLICATE for seen in self._seen
+        ):
+            return "dropped_duplicate"
+        self._seen.append(content)
+        self._exact.add(exact)
+        return None

@@ -1,0 +1,86 @@
+"""A weak model's derived memories are checked before they are stored: empty ones, copies
+of a turn, claims the cited turns do not ground, near-duplicates are dropped and counted
+(memcli.consolidate.quality)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memcli.consolidate.quality import Sieve, verbatim
+from tests.consolidate_helpers import opened
+from tests.fakemodel import _TURN, consolidation_reply, read
+from tests.fakeserver import FakeModelServer
+
+TURN = "Ana: Yesterday I finally went to my first woodturning class at the community workshop."
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("...", "dropped_empty"),
+        ("N/A", "dropped_empty"),
+        ("The fact.", "dropped_empty"),
+        ("I finally went to my first woodturning class", "dropped_verbatim"),
+        (f"[ep1] (2023-05-08) {TURN}", "dropped_verbatim"),
+        ("The capital of Portugal is Lisbon.", "dropped_ungrounded"),
+        ("Ana took her first woodturning class at a community workshop.", None),
+        ("Bob attended a woodworking course.", "dropped_ungrounded"),
+    ],
+)
+def test_a_memory_is_kept_or_dropped_for_its_reason(text: str, reason: str | None) -> None:
+    assert Sieve().reason(text, [TURN]) == reason
+
+
+def test_near_duplicates_of_kept_or_stored_memories_are_dropped() -> None:
+    sieve = Sieve(known=["Ana took her first woodturning class at a community workshop."])
+    first = "Ana took her first woodturning class at the community workshop."
+    assert sieve.reason(first, [TURN]) == "dropped_duplicate"
+    other = Sieve()
+    assert other.reason("Ana went to a woodturning class at the workshop.", [TURN]) is None
+    assert other.reason("Ana went to the woodturning class at the workshop.", [TURN]) == (
+        "dropped_duplicate"
+    )
+    # the same words again are not dropped: the store merges an exact twin's provenance
+    assert other.reason("Ana went to a woodturning class at the workshop.", [TURN]) is None
+
+
+def test_a_short_quote_is_not_a_copy() -> None:
+    assert not verbatim("Ben said see you soon to Ana", "Ben: see you soon")
+    assert verbatim("see you soon at the lathe", "Ben said see you soon at the lathe today")
+
+
+def _weak(body: dict[str, Any]) -> str:
+    """Facts a weak model writes for the first turn of each chunk; the rest valid."""
+    request = read(body)
+    if request.task != "facts":
+        return consolidation_reply(body)
+    node, _, speaker, text, _ = _TURN.findall(request.values["new_turns"])[0]
+    claims = [
+        "...",  # the prompt's example, copied
+        f"{speaker}: {text}",  # the turn, copied
+        "The moon is made of green cheese.",  # nothing the turn says
+        f"{speaker} spoke in turn {node} about {text.split()[-1]}",  # kept
+        f"{speaker} spoke in turn {node} about {text.split()[-1]} too",  # near twin
+    ]
+    facts = [{"text": c, "belief": 0.9, "sources": [node], "concepts": []} for c in claims]
+    return json.dumps({"facts": facts, "concepts": []})
+
+
+def test_consolidation_stores_only_the_facts_that_pass(
+    chat_store: Path, fake_server: FakeModelServer
+) -> None:
+    fake_server.responder = _weak
+    mem = opened(chat_store, fake_server)
+    report = mem.consolidate(flush=True)
+    facts = report.stage("facts")
+    chunks = facts.items
+    assert chunks > 0 and facts.failures == 0
+    for reason in ("dropped_empty", "dropped_verbatim", "dropped_ungrounded", "dropped_duplicate"):
+        assert facts.extra[reason] == chunks, reason
+    stored = [n.text for n in mem.store.iter_nodes("default", "fact")]
+    assert len(stored) == facts.nodes == chunks
+    assert all(" spoke in turn " in text and not text.endswith(" too") for text in stored)
