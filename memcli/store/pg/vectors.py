@@ -50,8 +50,9 @@ class Vector:
 
 
 def register_vector(conn: Any) -> None:
-    """Teach the connection to send `Vector`s in pgvector's binary format."""
-    from psycopg.adapt import Dumper
+    """Teach the connection pgvector's binary format: `Vector`s go out in it, and vectors
+    read by a binary cursor come back as float32 numpy arrays."""
+    from psycopg.adapt import Dumper, Loader
     from psycopg.pq import Format
     from psycopg.types import TypeInfo
 
@@ -66,12 +67,15 @@ def register_vector(conn: Any) -> None:
         def dump(self, obj: Vector) -> bytes:
             return struct.pack(">HH", len(obj.values), 0) + obj.values.tobytes()
 
+    class VectorLoader(Loader):
+        format = Format.BINARY
+
+        def load(self, data: Any) -> Any:
+            (dim,) = struct.unpack_from(">H", data)
+            return np.frombuffer(bytes(data[4 : 4 + 4 * dim]), dtype=">f4").astype(np.float32)
+
     conn.adapters.register_dumper(Vector, VectorDumper)
-
-
-def _parse(text: str) -> Any:
-    """A vector as pgvector prints it, `[0.1,0.2]`, as float32 (printed exactly)."""
-    return np.array(text[1:-1].split(","), dtype=np.float32) if len(text) > 2 else np.zeros(0)
+    conn.adapters.register_loader(info.oid, VectorLoader)
 
 
 class Vectors(PgBase):
@@ -89,13 +93,19 @@ class Vectors(PgBase):
         self._vectors_seen = found
         return found
 
-    def _vector_rows(self, statement: str, args: Any) -> list[Any]:
-        """Rows of a read of the vector table; none when another process dropped it."""
+    def _vector_rows(self, statement: str, args: Any, binary: bool = False) -> list[Any]:
+        """Rows of a read of the vector table (`binary`: vectors as numpy arrays, read in
+        pgvector's binary format); none when another process dropped the table."""
         if not self.has_vectors():
             return []
         psycopg = driver()
         try:
-            return self.run(statement, args).fetchall()
+            if not binary:
+                return self.run(statement, args).fetchall()
+            with self.conn.cursor(binary=True) as cur:
+                return cur.execute(statement, args).fetchall()
+        except self._lost as exc:
+            raise self._connection_lost(exc) from None
         except psycopg.errors.UndefinedTable:
             self._vectors_seen = False
             if self.in_transaction():  # the error ended the transaction: say so
@@ -220,10 +230,11 @@ class Vectors(PgBase):
         """Stored vectors of the given nodes as numpy arrays (nodes without one are absent)."""
         ids = [int(i) for i in dict.fromkeys(node_ids)]
         rows = self._vector_rows(
-            "SELECT node, embedding::text FROM node_vectors WHERE node = ANY(%s::bigint[])",
+            "SELECT node, embedding FROM node_vectors WHERE node = ANY(%s::bigint[])",
             (ids,),
+            binary=True,
         )
-        return {int(node): _parse(text) for node, text in rows}
+        return {int(node): vector for node, vector in rows}
 
     def delete_vectors(self, node_ids: Sequence[int]) -> None:
         """Remove the vectors of these nodes, if there are any. Call inside a transaction."""
