@@ -228,3 +228,21 @@ def test_a_connection_the_server_ended_is_a_database_error_with_the_fix(pg_url: 
         with pytest.raises(DatabaseError, match="lost the connection") as caught:
             store.text_search("default", "cello", 3)
         assert "server is running" in (caught.value.fix or "")
+
+
+def test_chinese_and_japanese_turns_are_found_by_their_words(pg_url: str, tmp_path) -> None:
+    turns = [
+        "我们明天去北京开会",
+        "東京の会議は来週です",
+        "the meeting is in Beijing",
+        "会议改到下午",
+    ]
+    found = {}
+    for name, target in (("sqlite", str(tmp_path / "m.db")), ("pg", pg_url)):
+        with open_store(target) as store:
+            with store.transaction():
+                store.insert_nodes("default", "episode", [{"text": t} for t in turns])
+            found[name] = [
+                [i for i, _ in store.text_search("default", q, 5)] for q in ("北京", "会議", "会议")
+            ]
+    assert found["pg"] == found["sqlite"] and all(found["pg"])

@@ -38,6 +38,7 @@ from memcli.store.pg.words import Words, count_words
 
 _TOKEN = re.compile(r"[^\W_]+")
 _CJK_RUN = re.compile(f"{_CJK_CHAR.pattern[1:-1]}+")
+_CJK_GAP = re.compile(f"(?<={_CJK_CHAR.pattern[1:-1]})\\s+(?={_CJK_CHAR.pattern[1:-1]})")
 MAX_POSITION = 16383  # a tsvector's last position; later words share it
 _STEM_CACHE_MAX = 200_000
 
@@ -100,8 +101,11 @@ def tokens(text: str) -> list[str]:
 
 
 def cjk_pairs(text: str) -> list[str]:
-    """Each pair of adjacent CJK characters, as one term (the phrases a query asks for)."""
-    return [fold(a + b) for run in _CJK_RUN.findall(text) for a, b in itertools.pairwise(run)]
+    """Each pair of adjacent CJK characters, as one term (the phrases a query asks for).
+    Characters with only spaces between them are adjacent words to FTS5, so they pair too
+    (indexed text has a space around every CJK character)."""
+    joined = _CJK_GAP.sub("", text)
+    return [fold(a + b) for run in _CJK_RUN.findall(joined) for a, b in itertools.pairwise(run)]
 
 
 def _columns(rows: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
