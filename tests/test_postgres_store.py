@@ -107,8 +107,9 @@ def test_a_role_that_may_only_read_gets_a_read_only_store(pg_server: PgServer, p
     with open_store(reader) as store:
         assert store.read_only and "memcli_reader" in store.read_only
         assert [i for i, _ in store.text_search("default", "cello", 3)]
-        with pytest.raises(ReadOnlyStore):
+        with pytest.raises(ReadOnlyStore) as caught:
             store.transaction()
+        assert "role that may write" in (caught.value.fix or "")  # not a file to copy
 
 
 def test_another_programs_nodes_table_is_left_alone(pg_url: str) -> None:

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from memcli.errors import DatabaseError, ReadOnlyStore
 from memcli.store.pg.connect import (
+    READ_ONLY_FIX,
     WRITE_LOCK,
     connect,
     driver,
@@ -94,7 +95,7 @@ class PgBase:
     def require_writable(self) -> None:
         """ReadOnlyStore, with the fix, when this process may only read the store."""
         if self.read_only is not None:
-            raise ReadOnlyStore(self.location, self.read_only)
+            raise ReadOnlyStore(self.location, self.read_only, READ_ONLY_FIX)
 
     def transaction(self) -> AbstractContextManager[Any]:
         """A write transaction holding the store's write lock: all or nothing."""

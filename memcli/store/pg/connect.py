@@ -22,6 +22,10 @@ from memcli.errors import DatabaseError, DiskFull, ReadOnlyStore
 from memcli.store.target import shown
 
 EXTRA_FIX = "install the Postgres driver: pip install 'memcli[postgres]'"
+READ_ONLY_FIX = (
+    "ask, inspect, list and export work on it as it is; to write, connect as a role that "
+    "may write memcli's tables, to the primary server rather than a standby"
+)
 WRITE_LOCK = "write"
 CONSOLIDATION_LOCK = "consolidate"
 MIGRATION_LOCK = "migrate"
@@ -99,7 +103,7 @@ def write_transaction(conn: Any, key: int, where: str) -> Iterator[Any]:
     except psycopg.errors.DiskFull:
         raise DiskFull(where) from None
     except psycopg.errors.ReadOnlySqlTransaction:
-        raise ReadOnlyStore(where, "the server refused a write") from None
+        raise ReadOnlyStore(where, "the server refused a write", READ_ONLY_FIX) from None
     except psycopg.OperationalError as exc:
         raise DatabaseError(
             f"the connection to {where} failed during a write ({_first_line(exc)}); "
