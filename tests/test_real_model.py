@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from memcli.answering import context_ids
-from memcli.consolidate.common import LLM_ONLY
+from memcli.consolidate.reports import LLM_ONLY
 from memcli.store import open_store
 from tests.cli_runner import Memcli
 from tests.llama_server import CONTEXT, LlamaServer, llm_settings
