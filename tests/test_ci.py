@@ -25,3 +25,14 @@ def test_ci_type_checks_the_library_with_the_dev_extra() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     assert any(dep.startswith("mypy") for dep in project["project"]["optional-dependencies"]["dev"])
     assert project["tool"]["mypy"]["files"] == ["memcli"]
+
+
+def test_ci_sets_no_variable_that_memcli_reads_as_a_setting() -> None:
+    # memcli reads every MEMCLI_* variable as a setting and refuses unknown ones (exit 3):
+    # a CI switch named so would make every command of the suite fail.
+    import re
+
+    text = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assigned = re.findall(r"(?:^|\s)(?:export\s+)?([A-Z][A-Z0-9_]*)=", text, re.M)
+    assert assigned, "the CI switches are assigned as NAME=value"
+    assert not [name for name in assigned if name.startswith("MEMCLI_")]
