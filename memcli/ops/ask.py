@@ -97,30 +97,29 @@ def ask(
     result = Answer(question, packed.context, ranked[:k], about=packed.about)
     result.packed = [h.node.node_id for h in packed.included]
     if chat is not None:
-        _answer(mem, result, budget, packed, packed_in)
+        _answer(mem, chat, result, {budget: packed}, packed_in)
     return result
 
 
 def _answer(
     mem: MemoryBase,
+    chat: ChatModel,
     result: Answer,
-    budget: int,
-    packed: Packed,
+    packs: dict[int, Packed],
     packed_in: Callable[[int], Packed],
 ) -> None:
-    """Fill `result` with the model's answer, and with the context it read (packed again
-    in fewer words when the first did not fit); ModelOutputInvalid without an answer."""
-    chat = _require_chat(mem)
-    packs = {budget: packed}
+    """Put the model's answer, citations and usage into `result`, whose context (with its
+    subject groups and packed hits) becomes the one the model read: packed again in fewer
+    words (`packed_in`) while the prompt did not fit. `packs`: word budget -> its packing."""
+    [(budget, packed)] = packs.items()
 
     def repack(words: int) -> str:
         packs[words] = packed_in(words)
         return packs[words].context
 
     reply, words = fitted_answer(mem, result.question, budget, packed.context, repack)
-    used = packs[words]
-    result.context, result.about = used.context, used.about
-    result.packed = [h.node.node_id for h in used.included]
+    result.context, result.about = packs[words].context, packs[words].about
+    result.packed = [h.node.node_id for h in packs[words].included]
     if reply.answer is None:
         raise ModelOutputInvalid(
             f"{chat.provider}:{chat.model} gave no usable answer in {reply.attempts} "
