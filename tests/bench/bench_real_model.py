@@ -92,7 +92,15 @@ def run(
             seconds = time.perf_counter() - started
             done = _run_conversation(mem, conv, [STRATEGY], KS, NoProgress(), False)
             rows += done[STRATEGY]
-            reports.append({"conversation": conv.name, "seconds": seconds, **report.to_dict()})
+            reports.append(
+                {
+                    "conversation": conv.name,
+                    "seconds": seconds,
+                    "questions": len(conv.questions),
+                    "nodes": mem.store.count_nodes("default"),
+                    **report.to_dict(),
+                }
+            )
             mem.close()
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
@@ -116,6 +124,15 @@ def stage_totals(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             for key, value in stage.items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     into[key] = into.get(key, 0) + value
+    return out
+
+
+def node_totals(runs: list[dict[str, Any]]) -> dict[str, int]:
+    """Nodes of each kind (turns, facts, reflections ...) summed over the conversations."""
+    out: dict[str, int] = {}
+    for run_ in runs:
+        for kind, count in run_["nodes"].items():
+            out[kind] = out.get(kind, 0) + count
     return out
 
 
@@ -194,7 +211,10 @@ def _measure(args: argparse.Namespace, url: str) -> dict[str, Any]:
             "recall_llm": model["recall"],
             "coverage_no_llm": plain["coverage"],
             "coverage_llm": model["coverage"],
+            "nodes_no_llm": node_totals(plain["runs"]),
+            "nodes_llm": node_totals(model["runs"]),
             "stages": stage_totals(model["runs"]),
+            "runs": model["runs"],
             "consolidate_s": sum(r["seconds"] for r in model["runs"]),
             "wall_s": time.perf_counter() - started,
         }
