@@ -1,11 +1,13 @@
 """The `concepts` stage: keyword concepts without an LLM, and merging twins.
 
 Labels are canonical (see `concept_index`). The stage
-- without an LLM, gives each new segment its best specific key phrases as concepts
-  (document frequency between 2 and `concept_max_df_share` of the turns, so none becomes a
-  hub) and links every consolidated turn that mentions a concept (HAS_CONCEPT);
-- with an LLM, links each segment to the concepts the fact extractor gave its turns;
-- in both cases merges new concepts into near-duplicates (same words reordered, a one-letter
+- gives each new segment its best specific key phrases as concepts (document frequency
+  between 2 and `concept_max_df_share` of the turns, so none becomes a hub) and links every
+  consolidated turn that mentions a concept (HAS_CONCEPT), with or without an LLM: the
+  concepts the fact extractor gives (memcli.consolidate.facts links them to turns and their
+  segments) are added to these, so a model that names no concept, or whose replies fail,
+  leaves a memory no poorer than without a model;
+- merges new concepts into near-duplicates (same words reordered, a one-letter
   misspelling of a long word, or embedding cosine >= `concept_merge_threshold`), rewiring
   their edges onto the concept kept and remembering the merged label as an alias.
 """
@@ -96,6 +98,16 @@ def _backfill(job: Job, label: str, exclude: set[int]) -> list[int]:
     return sorted(ids) + sorted(segs)
 
 
+def mentions(job: Job, label: str) -> list[int]:
+    """The consolidated turns that say a new concept's phrase, and their segments (none for
+    a phrase too common to be a concept): the links the keyword rule would have made had
+    the concept existed when those segments were read, so the order of stages or runs that
+    created it does not matter."""
+    if job.corpus.df.get(tuple(label.split("_")), 0) > _df_cap(job):
+        return []
+    return _backfill(job, label, set())
+
+
 def keyword_unit(stage: Stage, segment: Node, members: Sequence[Node]) -> None:
     """Keyword concepts for one segment, committed with its `processed` mark."""
     job = stage.job
@@ -116,20 +128,6 @@ def keyword_unit(stage: Stage, segment: Node, members: Sequence[Node]) -> None:
     stage.report.items += 1
 
 
-def llm_unit(stage: Stage, segment: Node, members: Sequence[Node]) -> None:
-    """Link a segment to the concepts the fact extractor gave its turns."""
-    job = stage.job
-    edges = job.store.edges_of([e.id for e in members], ["HAS_CONCEPT"])
-    member_ids = {e.id for e in members}
-    targets = sorted({e.dst for e in edges if e.src in member_ids})
-    with job.store.transaction():
-        stage.report.edges += job.store.add_edges(
-            job.space, [Edge(segment.id, c, "HAS_CONCEPT") for c in targets]
-        )
-        job.store.mark_processed(job.space, "concepts", [segment.id])
-    stage.report.items += 1
-
-
 def run(stage: Stage) -> None:
     """Concepts for new segments, then merge new concepts into their near-duplicates."""
     job = stage.job
@@ -137,27 +135,18 @@ def run(stage: Stage) -> None:
     todo = store.unprocessed(job.space, "concepts", kind="segment")
     members = segment_members(job, todo)
     segments = store.nodes_by_ids(todo)
-    waiting = 0
-    if stage.chat is None:  # the labels of every new segment embedded in one go
-        prepare_labels(job, [lb for sid in todo for lb in _chosen(stage, members[sid])])
+    # The labels of every new segment embedded in one go.
+    prepare_labels(job, [lb for sid in todo for lb in _chosen(stage, members[sid])])
     job.progress.start("linking concepts", len(todo))
     for sid in todo:
         if not stage.budget_left():
             stage.report.reason = "stopped by --limit"
             break
-        eps = members.get(sid, [])
-        if stage.chat is None:
-            keyword_unit(stage, segments[sid], eps)
-        elif len(store.processed_among("facts", [e.id for e in eps])) == len(eps):
-            llm_unit(stage, segments[sid], eps)
-        else:
-            waiting += 1  # its turns still wait for fact extraction
+        keyword_unit(stage, segments[sid], members.get(sid, []))
         job.progress.advance()
     job.progress.finish()
     stage.count("merged", merge_twins(stage))
     stage.report.pending = len(store.unprocessed(job.space, "concepts", kind="segment"))
-    if waiting:
-        stage.report.reason = f"{waiting} segments wait for fact extraction of their turns"
 
 
 def _duplicates(

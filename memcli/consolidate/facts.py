@@ -6,8 +6,9 @@ date expressions already resolved by rule), similar older turns, and the existin
 and concepts closest to it. The reply's facts become `fact` nodes (status active, belief,
 `valid_from` when dated) with DERIVED_FROM edges to the turns the reply cites; a fact whose
 cited ids were all invented is dropped. Its concepts get canonical labels (see
-`concepts`), ABOUT_CONCEPT edges from facts and HAS_CONCEPT edges from turns. A fact whose
-text is already stored gains provenance instead of a twin. Unit of work: one chunk.
+`concepts`), ABOUT_CONCEPT edges from facts and HAS_CONCEPT edges from turns and their
+segments. A fact whose text is already stored gains provenance instead of a twin. Unit of
+work: one chunk.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from memcli.consolidate.buffer import session_order, turn_tokens
 from memcli.consolidate.common import Stage, Unfit, concept_ids, halves, prepare_labels, turn_line
+from memcli.consolidate.concepts import mentions
 from memcli.consolidate.nearest import mean_vector, similar
 from memcli.consolidate.quality import Sieve
 from memcli.consolidate.schemas import FactsReply
@@ -161,6 +163,7 @@ def _write(stage: Stage, chunk: Sequence[Node], plan: _Plan) -> None:
     embedded = job.embed([f.text for f in fresh.values()]) or [None] * len(fresh)
     vectors = dict(zip(fresh, embedded, strict=True))
     labels = sorted({lb for f in plan.facts for lb in f.labels} | set(plan.tagged))
+    new = [lb for lb in labels if job.concepts.lookup(lb) is None]
     prepare_labels(job, labels)
     sources = store.nodes_by_ids({s for f in plan.facts for s in f.sources})
     with store.transaction():
@@ -175,9 +178,17 @@ def _write(stage: Stage, chunk: Sequence[Node], plan: _Plan) -> None:
             edges += [Edge(fid, concepts[lb], "ABOUT_CONCEPT") for lb in fact.labels]
         for label, turns in plan.tagged.items():
             edges += [Edge(t, concepts[label], "HAS_CONCEPT") for t in turns]
+            edges += [Edge(g, concepts[label], "HAS_CONCEPT") for g in _segments(store, turns)]
+        for label in new:
+            edges += [Edge(i, concepts[label], "HAS_CONCEPT") for i in mentions(job, label)]
         stage.report.edges += store.add_edges(job.space, edges)
         store.mark_processed(job.space, "facts", [e.id for e in chunk])
     stage.report.items += 1
+
+
+def _segments(store: Any, turns: Sequence[int]) -> list[int]:
+    """The segments these turns are part of (a concept tags a turn's topic too)."""
+    return sorted({e.dst for e in store.edges_of(list(turns), ["PART_OF"])})
 
 
 def _ids_by_key(store: Any, space: str, keys: set[str]) -> dict[str, int]:
