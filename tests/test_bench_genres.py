@@ -116,9 +116,9 @@ def test_fires_count_questions_and_turns_each_pattern_marks(
     assert fires["questions"] == 4 and fires["turns"]["turns"] == 12
     counted = fires["fires"]
     assert counted["shapes._ORDER (order, progression)"] == 1, ORDERED
-    assert counted["cues._SELF (I/my in the question)"] == 2
-    assert counted["assistant chat (rule cue on)"] == 4, "recorded while the baseline answered"
-    assert counted["temporal cue"] == counted["cues._TEMPORAL_QUESTION (asks about time)"]
+    assert counted["shapes._SELF (I/my in the question)"] == 2
+    assert counted["role cue by pronoun"] == 2, "recorded while the baseline answered"
+    assert counted["temporal cue"] == counted["shapes._TEMPORAL_QUESTION (asks about time)"]
     table = "\n".join(genre_report.fires_tables(record))
     assert "| shapes._ORDER (order, progression) | 1 |" in table
 
@@ -134,7 +134,7 @@ def test_patches_switch_components_off_for_one_question_only() -> None:
         assert fts.CONTEXT_WEIGHT == 0 and fts.fts_query("tomato").startswith("{text speaker}")
     assert Shape.of(ORDERED).broad and fts.CONTEXT_WEIGHT > 0, "restored afterwards"
     assert fts.fts_query("tomato") == '"tomato"'
-    with pytest.raises(Exception, match="only takes 'off'"), patched({"rules": "on"}):
+    with pytest.raises(Exception, match="only takes 'off'"), patched({"parts": "on"}):
         pass
 
 

@@ -11,8 +11,8 @@ import pytest
 from memcli.config import Config, EmbeddingConfig
 from memcli.memory import Memory
 from memcli.models import Node
-from memcli.retrieval.cues import Cues, pronoun_roles, states_rule
-from memcli.retrieval.shapes import Shape
+from memcli.retrieval.cues import states_rule
+from memcli.retrieval.shapes import Shape, pronoun_roles
 from memcli.retrieval.spread import interleave, spread
 from tests.fakeserver import FakeModelServer
 from tests.graph_helpers import embedding_config
@@ -65,10 +65,6 @@ def test_rule_statements_are_the_users_and_state_an_instruction_or_a_preference(
     advice = Node(4, "episode", "d", "Always water in the morning.", speaker="assistant")
     assert states_rule(rule, users) and states_rule(taste, users)
     assert not states_rule(plain, users) and not states_rule(advice, users)
-    cues = Cues.of("When should I water?", [rule, advice], beta_rule=2.0)
-    assert cues.factor(rule) == 2.0 and cues.factor(advice) == 1.0
-    assert cues.ceiling() == 2.0
-    assert Cues.of("When?", [Node(5, "episode", "d", "Always", speaker="Ana")]).users == set()
 
 
 def test_spread_takes_each_sessions_best_before_any_second() -> None:

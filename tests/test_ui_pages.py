@@ -43,9 +43,10 @@ def test_a_strategy_that_does_not_explain_shows_the_score_alone(site: Any) -> No
 
 def test_a_hit_met_through_the_graph_shows_its_path(site: Any) -> None:
     built = site.built
-    # The newer fact shares no word with the question: its turn brings it by PageRank.
-    page = site.get("/search", params={"q": "I moved in March near the river", "k": "10"})
-    assert f">{built['new']}<" in page.text
+    # "Which part of the city?" shares no word with the question: it comes in as the turn
+    # the matching answer replies to, along their NEXT edge.
+    page = site.get("/search", params={"q": "close to the old bridge", "k": "10"})
+    assert f">{built['turns'][1]}<" in page.text
     assert "reached through the graph" in page.text
 
 

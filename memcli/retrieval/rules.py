@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from memcli.retrieval import SearchContext
 from memcli.retrieval.cues import states_rule, user_roles
-from memcli.retrieval.fusion import similarities
+from memcli.retrieval.firstpass import similarities
 
 RULES = 2
 RULE_Z = 2.0

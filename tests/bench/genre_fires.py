@@ -32,9 +32,9 @@ def _trimmed(question: str) -> bool:
 
 
 QUESTION_PATTERNS: dict[str, Callable[[str], bool]] = {
-    "cues._TEMPORAL_QUESTION (asks about time)": cues.is_temporal,
-    "cues._SELF (I/my in the question)": _found(cues._SELF),
-    "cues._ASSISTANT_DID (did you / you said)": _found(cues._ASSISTANT_DID),
+    "shapes._TEMPORAL_QUESTION (asks about time)": shapes.is_temporal,
+    "shapes._SELF (I/my in the question)": _found(shapes._SELF),
+    "shapes._ASSISTANT_DID (did you / you said)": _found(shapes._ASSISTANT_DID),
     "shapes._ORDER (order, progression)": _found(shapes._ORDER),
     "shapes._SUMMARY (summary, everything)": _found(shapes._SUMMARY),
     "shapes._AGGREGATE (total, across, throughout)": _found(shapes._AGGREGATE),

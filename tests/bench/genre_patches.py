@@ -5,7 +5,6 @@ that (`ppr_weight=0`), a variant overrides it; where none does, the bench patche
 for the duration of one question (never a switch in production code). A variant names a
 patch like a setting: `norules=hybrid:rules=off`, `noctx=hybrid:context_weight=0`.
 
-- rules=off: no standing-rules channel (memcli.retrieval.rules.with_rules leaves the ranking);
 - ordered=off, summary=off, aggregate=off: that question-shape pattern never matches
   (memcli.retrieval.shapes), so it neither makes a question broad nor trims its topic;
 - broad=off: all three at once: no question is broad;
@@ -23,8 +22,8 @@ from typing import Any
 from unittest import mock
 
 from memcli.errors import UsageError
-from memcli.retrieval import cues as cues_module
-from memcli.retrieval import hybrid, shapes
+from memcli.retrieval import hybrid, people, shapes
+from memcli.retrieval.signals import Signals
 from memcli.store import fts
 
 NEVER = re.compile(r"(?!)")  # a pattern that matches nothing
@@ -48,11 +47,6 @@ def _shape_off(key: str) -> Callable[[str], contextlib.AbstractContextManager[An
     return patch
 
 
-def _rules_off(value: str) -> contextlib.AbstractContextManager[Any]:
-    _off(value, "rules")
-    return mock.patch.object(hybrid, "with_rules", lambda _ctx, _q, order: list(order))
-
-
 def _parts_off(value: str) -> contextlib.AbstractContextManager[Any]:
     _off(value, "parts")
     return mock.patch.object(shapes, "_parts", lambda _text: ())
@@ -74,7 +68,6 @@ def _context_weight(value: str) -> contextlib.AbstractContextManager[Any]:
 
 
 PATCHES: dict[str, Callable[[str], contextlib.AbstractContextManager[Any]]] = {
-    "rules": _rules_off,
     "parts": _parts_off,
     "context_weight": _context_weight,
     **{key: _shape_off(key) for key in (*_SHAPE_PATTERNS, "broad")},
@@ -109,19 +102,20 @@ class Probe:
     def recording(self, key: Any) -> Iterator[None]:
         """Record what fires while one question is asked under `key`."""
         sink = self.fired.setdefault(key, {})
-        real_cues, real_rules = hybrid.Cues, hybrid.with_rules
+        real_start, real_rules, real_addressee = Signals.start, hybrid.with_rules, people.addressee
 
-        class Recorder:
-            @staticmethod
-            def of(question: str, nodes: Any, **betas: float) -> Any:
-                nodes = list(nodes)
-                cues = real_cues.of(question, nodes, **betas)
-                known = {n.speaker if n.kind != "entity" else n.text for n in nodes} - {None}
-                _any(sink, "temporal cue", cues.temporal)
-                _any(sink, "role cue", bool(cues.people))
-                _any(sink, "role cue by pronoun", bool(cues_module.pronoun_roles(question, known)))
-                _any(sink, "assistant chat (rule cue on)", bool(cues.users))
-                return cues
+        def start(ctx: Any, fp: Any, question: str, named: Any, pool: Any) -> Signals:
+            found = real_start(ctx, fp, question, named, pool)
+            speakers = {n.speaker for n in found.nodes.values() if n.speaker}
+            _any(sink, "temporal cue", found.temporal)
+            _any(sink, "role cue", bool(found.people))
+            _any(sink, "role cue by pronoun", bool(shapes.pronoun_roles(question, speakers)))
+            return found
+
+        def addressee(ctx: Any, word: str) -> Any:
+            speaker = real_addressee(ctx, word)
+            _any(sink, "a name read as what a speaker is called", speaker is not None)
+            return speaker
 
         def rules(ctx: Any, question: str, order: Sequence[tuple[int, float]]) -> Any:
             out = real_rules(ctx, question, order)
@@ -129,7 +123,8 @@ class Probe:
             return out
 
         with (
-            mock.patch.object(hybrid, "Cues", Recorder),
+            mock.patch.object(Signals, "start", start),
+            mock.patch.object(people, "addressee", addressee),
             mock.patch.object(hybrid, "with_rules", rules),
         ):
             yield
