@@ -15,6 +15,7 @@ from memcli.config import Config, EmbeddingConfig
 from memcli.eval import chats
 from memcli.eval.store_cache import BUILT, code_hash, store_key
 from memcli.eval.variants import parse_variant
+from memcli.retrieval import hybrid, people, signals
 from memcli.retrieval.shapes import Shape
 from memcli.store import fts
 from tests.bench import genre_report, genres
@@ -118,7 +119,6 @@ def test_fires_count_questions_and_turns_each_pattern_marks(
     assert counted["shapes._ORDER (order, progression)"] == 1, ORDERED
     assert counted["shapes._SELF (I/my in the question)"] == 2
     assert counted["role cue by pronoun"] == 2, "recorded while the baseline answered"
-    assert counted["temporal cue"] == counted["shapes._TEMPORAL_QUESTION (asks about time)"]
     table = "\n".join(genre_report.fires_tables(record))
     assert "| shapes._ORDER (order, progression) | 1 |" in table
 
@@ -134,6 +134,11 @@ def test_patches_switch_components_off_for_one_question_only() -> None:
         assert fts.CONTEXT_WEIGHT == 0 and fts.fts_query("tomato").startswith("{text speaker}")
     assert Shape.of(ORDERED).broad and fts.CONTEXT_WEIGHT > 0, "restored afterwards"
     assert fts.fts_query("tomato") == '"tomato"'
+    with patched({"names": "off", "aliases": "off", "pronouns": "off"}):
+        assert hybrid.named_speakers(None, "Ana?") == people.People(frozenset(), "Ana?")
+        assert people.addressee(None, "Ana") is None
+        assert signals.pronoun_roles("my plan?", ["user", "assistant"]) == set()
+    assert signals.pronoun_roles("my plan?", ["user", "assistant"]) == {"user"}
     with pytest.raises(Exception, match="only takes 'off'"), patched({"parts": "on"}):
         pass
 

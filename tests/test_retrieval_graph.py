@@ -16,12 +16,11 @@ from memcli.models import Hit, Node
 from memcli.ops.ask import search_context
 from memcli.retrieval import get_retriever, strategy_names
 from memcli.retrieval.cues import Cues, named_people, time_bearing
-from memcli.retrieval.relevance import Relevance
 from memcli.retrieval.shapes import is_temporal
 from memcli.store import open_store
 from tests.cli_runner import Memcli
 from tests.fakeserver import FakeModelServer
-from tests.graph_helpers import CONVERSATION, Builder, memory, write_jsonl
+from tests.graph_helpers import CONVERSATION, memory, write_jsonl
 from tests.stores import StoreCache
 
 GRAPH_STRATEGIES = ("hybrid", "dwpr", "gam", "beam", "watercircles", "astar")
@@ -77,7 +76,7 @@ def test_the_answer_to_a_matching_question_is_retrieved(tmp_path: Path) -> None:
     # (The role cue is off: the question names Bo, whose turn the answer is.)
     with ingested(tmp_path, None, {"hybrid": {"role": 0.0}}) as mem:
         with_replies = refs(mem.ask(question, strategy="hybrid", k=2, context_only=True).hits)
-    off = {"hybrid": {"role": 0.0, "reply": 0.0, "context": 0.0}}
+    off = {"hybrid": {"role": 0.0, "reply": 0.0}}
     with ingested(tmp_path / "off", None, off) as mem:
         without = refs(mem.ask(question, strategy="hybrid", k=2, context_only=True).hits)
     assert with_replies[:2] == ["a3", "a4"]
@@ -94,28 +93,13 @@ def _narrow(strategy: str, **hybrid: object) -> dict[str, Any]:
 
 @pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
 def test_a_reply_to_a_matching_question_is_never_dropped(tmp_path: Path, strategy: str) -> None:
-    # Kept to the first candidates and the turns next to the best one, the reply is found
-    # only as the turn after it (the question shares no word with a4, nor names its
-    # speaker).
+    # Kept to the first candidates and the reply to the best one, the reply is still
+    # found: by its turn context, and as the reply to the question it answers (its own
+    # words share none with the question, nor does it name its speaker).
     question = "Which research topic was picked for the thesis?"
-    with ingested(tmp_path, None, _narrow(strategy, neighbours_of=1, context=0.0)) as mem:
+    with ingested(tmp_path, None, _narrow(strategy, replies_of=1)) as mem:
         got = refs(mem.ask(question, strategy=strategy, k=8, context_only=True).hits)
     assert "a4" in got
-
-
-@pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
-def test_the_turn_a_matching_reply_answers_is_retrieved(tmp_path: Path, strategy: str) -> None:
-    # Only b2 (and b3, through its context) says "Porto"; b1, the turn b2 replies to, shares
-    # no word with the question and comes in only as the turn before a match.
-    question = "Who is going to Porto?"
-    with ingested(tmp_path, None, _narrow(strategy, neighbours_of=1)) as mem:
-        got = refs(mem.ask(question, strategy=strategy, k=8, context_only=True).hits)
-    assert "b1" in got
-    with ingested(tmp_path / "off", None, _narrow(strategy, neighbours_of=0)) as mem:
-        off = refs(mem.ask(question, strategy=strategy, k=8, context_only=True).hits)
-    if strategy == "hybrid":
-        assert "b1" not in off, "without it, nothing leads to b1"
-        assert got[:2] == ["b2", "b1"]
 
 
 @pytest.mark.parametrize("strategy", [*GRAPH_STRATEGIES, "semantic"])
@@ -150,7 +134,7 @@ def test_each_strategy_on_a_consolidated_store(
 
 def test_gam_drills_down_from_a_topic_to_its_turns(stores: StoreCache, tmp_path: Path) -> None:
     consolidated(stores, tmp_path)
-    with memory(tmp_path / "g.db", None, {"hybrid": {"candidates": 1, "neighbours_of": 0}}) as mem:
+    with memory(tmp_path / "g.db", None, {"hybrid": {"candidates": 1, "replies_of": 0}}) as mem:
         ctx = search_context(mem)
         hits = get_retriever("gam")(ctx, "new pet dog habits", 10)
     # Only the segment matches the words; its turns come from the drill-down.
@@ -261,53 +245,6 @@ def test_cli_ask_with_each_graph_strategy(tmp_path: Path, strategy: str) -> None
     assert "did you mean 'gam'" in typo.stderr and typo.stdout == ""
 
 
-def topical(tmp_path: Path) -> dict[str, int]:
-    """Two weak matches for a canoe question: one inside a canoe segment, one not."""
-    b = Builder(tmp_path / "t.db", vectors=False)
-    ids = {
-        "in_topic": b.node("episode", "It was a fun trip", session="s1", seq=0, ref="t1"),
-        "off_topic": b.node(
-            "episode", "A trip to the shop, such a long trip", session="s2", seq=0, ref="t2"
-        ),
-        "canoe": b.node("segment", "Canoe paddling on the lake with the kids", session="s1"),
-        "shopping": b.node("segment", "Grocery shopping and cooking dinner", session="s2"),
-        "loose": b.node("episode", "The trip was fun", session="s3", seq=0, ref="t3"),
-    }  # (t3 is in no segment: its session is still in an open buffer)
-    b.edge(ids["in_topic"], ids["canoe"], "PART_OF")
-    b.edge(ids["off_topic"], ids["shopping"], "PART_OF")
-    b.close()
-    return ids
-
-
-@pytest.mark.parametrize("strategy", ["hybrid", "gam"])
-def test_a_turn_is_read_in_the_context_of_its_topic(tmp_path: Path, strategy: str) -> None:
-    topical(tmp_path)
-    question = "What happened on the canoe trip on the lake?"
-    ranked = {}
-    for weight in (0.0, 1.0):
-        with memory(tmp_path / "t.db", None, {"hybrid": {"topic": weight}}) as mem:
-            answer = mem.ask(question, strategy=strategy, k=3, context_only=True)
-            ranked[weight] = [r for r in refs(answer.hits) if r in ("t1", "t2")]
-    assert ranked[0.0] == ["t2", "t1"]  # "trip" twice beats "trip" once...
-    assert ranked[1.0] == ["t1", "t2"]  # ...until the canoe segment speaks for t1
-
-
-def _topics(mem: Memory, question: str, ids: list[int]) -> dict[int, float]:
-    found = Relevance.of(search_context(mem), question, 10)
-    return {i: row["topic"] for i, row in found.signals.rows(ids).items()}
-
-
-def test_the_topic_signal_is_bounded_and_a_loose_turn_is_its_own_topic(tmp_path: Path) -> None:
-    ids = topical(tmp_path)
-    with memory(tmp_path / "t.db", None) as mem:
-        found = Relevance.of(search_context(mem), "canoe trip on the lake", 10)
-        topic = {i: row["topic"] for i, row in found.signals.rows(list(ids.values())).items()}
-        loose = found.signals.plain(ids["loose"])
-    assert topic[ids["in_topic"]] == pytest.approx(1.0)  # the best segment
-    assert topic[ids["off_topic"]] == 0.0  # its segment does not match at all
-    assert topic[ids["loose"]] == pytest.approx(min(loose, 1.0)) and loose > 0  # its own
-
-
 def test_memories_rest_on_the_segments_of_their_source_turns(
     stores: StoreCache, tmp_path: Path
 ) -> None:
@@ -316,19 +253,3 @@ def test_memories_rest_on_the_segments_of_their_source_turns(
         found = store.segments_of([ids[r] for r in ("e1", "e4", "fact", "refl", "seg", "concept")])
     # A turn in its segment; a fact through its source turn; a reflection through its fact.
     assert found == {ids["e1"]: [ids["seg"]], ids["fact"]: [ids["seg"]], ids["refl"]: [ids["seg"]]}
-
-
-def test_a_fact_gets_the_topic_of_the_turns_it_came_from(
-    stores: StoreCache, tmp_path: Path
-) -> None:
-    ids = consolidated(stores, tmp_path)
-    with memory(tmp_path / "g.db", None) as mem:
-        topic = _topics(mem, "pet dog habits", [ids["e1"], ids["fact"], ids["e4"]])
-    assert topic[ids["fact"]] == topic[ids["e1"]] == pytest.approx(1.0)
-    assert topic[ids["e4"]] < 1.0  # in no segment: its own similarity
-
-
-def test_the_topic_signal_is_off_without_segments(tmp_path: Path) -> None:
-    with ingested(tmp_path, None) as mem:
-        turns = [n.id for n in mem.store.iter_nodes("default", "episode")]
-        assert set(_topics(mem, "climbing", turns).values()) == {0.0}

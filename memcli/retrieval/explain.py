@@ -26,16 +26,10 @@ from dataclasses import dataclass, field
 #: this order; keys not listed here come after them, labelled by the key itself.
 SIGNALS: dict[str, tuple[str, str]] = {
     "fulltext": ("full-text", "BM25 of the question's words in the memory's own words"),
-    "context": ("turn context", "BM25 of the question's words in the turns just before it"),
     "related": ("related words", "BM25 of the words nearest the question's"),
     "vector": ("vector", "cosine between the question and the memory"),
-    "topic": ("topic", "the similarity of the topic segment the memory belongs to"),
     "reply": ("reply", "the similarity of the turn it answers, when that turn asks"),
-    "before": ("turn before", "the similarity of the turn just before it"),
-    "after": ("turn after", "the similarity of the turn just after it"),
-    "time": ("time cue", "the question asks when, and the memory carries a date"),
     "role": ("role cue", "the question names the memory's speaker"),
-    "asks": ("asks", "the memory asks something itself"),
     "rule_lead": ("standing rule", "a rule the question falls under, moved to the top"),
 }
 

@@ -20,6 +20,8 @@ from memcli.retrieval.firstpass import ranked
 from memcli.retrieval.params import GamParams, HybridParams
 from memcli.retrieval.relevance import Relevance
 
+SEGMENT = ("segment",)
+
 
 def anchors(ctx: SearchContext, found: Relevance, count: int) -> list[int]:
     """The best-matching topic segments plus the segments RELATED to them."""
@@ -47,7 +49,8 @@ def drill_down(ctx: SearchContext, segments: Sequence[int]) -> list[int]:
 def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
     """Memories under the best topics, reranked by time, role and confidence cues."""
     params = ctx.params("gam", GamParams)
-    found = Relevance.of(ctx, query, max(ctx.params("hybrid", HybridParams).candidates, k))
+    size = max(ctx.params("hybrid", HybridParams).candidates, k)
+    found = Relevance.of(ctx, query, size, extra=[(SEGMENT, params.anchors)])
     below = drill_down(ctx, anchors(ctx, found, params.anchors))
     relevance = found.relative([*found.scores, *below])
     nodes = ctx.store.nodes_by_ids(i for i in relevance if found.fp.kinds.get(i) in MEMORY_KINDS)

@@ -26,22 +26,16 @@ class FirstPassParams:
     candidates: int = 50  # best memories taken from each signal (BM25, cosine)
     related_words: int = 3  # per question word, its nearest words among the turns' (0: off)
     related_similarity: float = 0.5  # least cosine between a question word and a related one
-    neighbours_of: int = 40  # the turns next to this many best candidates join them
+    replies_of: int = 40  # the replies to this many best candidates that ask join them
 
 
 #: The signals of a memory the default weighs (memcli.retrieval.signals computes them).
 SIGNALS: tuple[str, ...] = (
     "fulltext",  # BM25 of the question's words in the memory's own text
-    "context",  # ... in the opening words of the two turns before it (memcli.store.fts)
     "related",  # BM25 of the question's related words (memcli.retrieval.related)
     "vector",  # cosine between the question's embedding and the memory's
-    "topic",  # plain similarity of its topic segment, relative to the best segment's
     "reply",  # plain similarity of the turn before it, when that turn asks something
-    "before",  # plain similarity of the turn before it
-    "after",  # plain similarity of the turn after it
     "role",  # 1 when the question names the memory's speaker (memcli.retrieval.people)
-    "time",  # 1 when the question asks when and the memory carries a time of its own
-    "asks",  # 1 when the memory asks something itself ("?")
 )
 
 
@@ -54,17 +48,11 @@ class HybridParams(FirstPassParams):
     their ratios matter. Every other strategy ranks its first memories by them too.
     """
 
-    fulltext: float = 0.42
-    context: float = 0.18
-    related: float = 0.06
+    fulltext: float = 0.43
+    related: float = 0.07
     vector: float = 1.0
-    topic: float = 0.06
-    reply: float = 0.21
-    before: float = -0.14
-    after: float = 0.16
-    role: float = 0.41
-    time: float = 0.29
-    asks: float = -0.10
+    reply: float = 0.20
+    role: float = 0.43
     shapes: bool = True  # read the question's shape (memcli.retrieval.shapes)
     rules: bool = True  # standing rules lead (memcli.retrieval.rules)
 

@@ -18,7 +18,7 @@ from memcli.retrieval import MEMORY_KINDS, SearchContext
 from memcli.retrieval.firstpass import FirstPass, Groups, first_pass
 from memcli.retrieval.params import HybridParams
 from memcli.retrieval.people import People, named_speakers
-from memcli.retrieval.signals import SEGMENT, Signals, pool
+from memcli.retrieval.signals import Signals, pool
 
 
 @dataclass
@@ -52,9 +52,9 @@ class Relevance:
         plain similarities)."""
         params = ctx.params("hybrid", HybridParams)
         people = people or named_speakers(ctx, question)
-        groups = [(MEMORY_KINDS, size), (SEGMENT, params.candidates), *extra]
+        groups = [(MEMORY_KINDS, size), *extra]
         fp = first_pass(ctx, people.query if text is None else text, groups, params)
-        joined = pool(ctx, fp, MEMORY_KINDS, params.neighbours_of)
+        joined = pool(ctx, fp, MEMORY_KINDS, params.replies_of)
         first = [i for i, via in joined.items() if via is None]
         signals = Signals.start(ctx, fp, question, people.speakers if roles else None, first)
         found = cls(signals, params.weights(), {}, {}, {})

@@ -1,8 +1,9 @@
 """What the wording of a question says, read from its form alone (never from its topic).
 
-Every English pattern `hybrid` reads off a question is here, with what it does:
+Every English pattern a strategy reads off a question is here, with what it does:
 
-- temporal: it asks when or how long (the time signal of memcli.retrieval.signals);
+- temporal: it asks when or how long (the time cue of `gam` and the traversals,
+  memcli.retrieval.cues);
 - pronouns: in a conversation with an assistant, "I"/"my" name the user's messages and
   "did you …"/"you said" the assistant's (the role signal);
 - broad: it asks for many memories at once: an order or a progression ("in what order",

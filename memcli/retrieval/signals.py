@@ -5,8 +5,8 @@ SIGNALS (memcli.retrieval.params), and the default strategy adds them up with fi
 weights (memcli.retrieval.hybrid). BM25 is divided by the question's best weighted BM25,
 so 1 is the best full-text match whatever the question's words; cosine is the cosine; the
 rest are shares (0-1) or flags (0 or 1). A memory's plain similarity (`plain`: BM25,
-related words included, and cosine averaged, relative to the best candidate's) is what
-its neighbours and its topic inherit.
+related words and the turn context included, and cosine averaged, relative to the best
+candidate's) is what its neighbours inherit.
 """
 
 from __future__ import annotations
@@ -16,14 +16,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memcli.models import Node
-from memcli.retrieval.cues import role_match, time_bearing
+from memcli.retrieval.cues import role_match
 from memcli.retrieval.firstpass import RELATED_SHARE, FirstPass
-from memcli.retrieval.shapes import is_temporal, pronoun_roles
+from memcli.retrieval.shapes import pronoun_roles
 
 if TYPE_CHECKING:
     from memcli.retrieval import SearchContext
-
-SEGMENT = ("segment",)
 
 
 def fused(fp: FirstPass, node_id: int, scale: float) -> float:
@@ -42,14 +40,10 @@ class Signals:
     fp: FirstPass
     question: str
     people: frozenset[str]  # speakers the question names (lower case)
-    temporal: bool = False
     scale: float = 1.0
     best: float = 1.0  # the best plain similarity among the first memories scored
-    nodes: dict[int, Node] = field(default_factory=dict)  # memories and their neighbours
+    nodes: dict[int, Node] = field(default_factory=dict)  # memories, the turns before them
     before: dict[int, int] = field(default_factory=dict)  # turn -> the turn before it
-    after: dict[int, int] = field(default_factory=dict)
-    segments_of: dict[int, list[int]] = field(default_factory=dict)
-    topic_best: float = 0.0  # the best candidate segment's plain similarity
 
     @classmethod
     def start(
@@ -58,28 +52,25 @@ class Signals:
     ) -> Signals:  # fmt: skip
         """The scales of one question, set by its first memories `pool`; the role cue for
         the speakers `named` and those its pronouns name (None: no role cue)."""
-        found = cls(ctx, fp, question, frozenset(), is_temporal(question), fp.scale())
+        found = cls(ctx, fp, question, frozenset(), fp.scale())
         found.read(pool)
         if named is not None:
             speakers = {n.speaker for n in found.nodes.values() if n.speaker}
             found.people = named | frozenset(pronoun_roles(question, speakers))
         best = max((found.plain(i) for i in pool), default=0.0)
         found.best = best if best > 0 else 1.0  # nothing matches: the plain values stay <= 0
-        segments = [i for i in fp.candidates if fp.kinds.get(i) == "segment"]
-        if segments:
-            found.topic_best = max(fused(fp, s, fp.scale(SEGMENT)) for s in segments)
         return found
 
     def read(self, ids: Iterable[int]) -> None:
-        """Read the memories, their neighbouring turns and their vectors, once each."""
+        """Read the memories, the turns before them and their vectors, once each."""
         new = [i for i in dict.fromkeys(ids) if i not in self.nodes or i not in self.before]
         if not new:
             return
         for a, b, _, _ in self.ctx.store.edge_rows(new, ["NEXT"]):
-            self.after[a], self.before[b] = b, a
+            self.before[b] = a
         for i in new:
             self.before.setdefault(i, -1)  # -1: none
-        wanted = {*new, *(self.before[i] for i in new), *(self.after.get(i, -1) for i in new)}
+        wanted = {*new, *(self.before[i] for i in new)}
         missing = [i for i in wanted if i >= 0 and i not in self.nodes]
         self.nodes.update(self.ctx.store.nodes_by_ids(missing))
         self.fp.extend(self.ctx, missing)
@@ -91,63 +82,33 @@ class Signals:
     def rows(self, ids: Sequence[int]) -> dict[int, dict[str, float]]:
         """The SIGNALS of these memories."""
         self.read(ids)
-        topic = self._topic(ids)
-        return {i: self._row(i, topic.get(i, 0.0)) for i in ids if i in self.nodes}
+        return {i: self._row(i) for i in ids if i in self.nodes}
 
-    def _row(self, i: int, topic: float) -> dict[str, float]:
+    def _row(self, i: int) -> dict[str, float]:
         fp, node, scale = self.fp, self.nodes[i], self.scale
-        before, after = self.before.get(i, -1), self.after.get(i, -1)
-        near = self.plain(before) if before in self.nodes else 0.0
+        before = self.before.get(i, -1)
         asked = before in self.nodes and "?" in self.nodes[before].text
         return {
             "fulltext": fp.words.get(i, 0.0) / scale,
-            "context": fp.context.get(i, 0.0) / scale,
             "related": fp.related.get(i, 0.0) / scale,
             "vector": fp.cosine.get(i, 0.0),
-            "topic": topic,
-            "reply": near if asked else 0.0,
-            "before": near,
-            "after": self.plain(after) if after in self.nodes else 0.0,
+            "reply": self.plain(before) if asked else 0.0,
             "role": float(role_match(node, set(self.people))),
-            "time": float(self.temporal and time_bearing(node)),
-            "asks": float("?" in node.text),
         }
-
-    def _topic(self, ids: Sequence[int]) -> dict[int, float]:
-        """Each memory's best topic segment's plain similarity relative to the best
-        candidate segment's; a memory outside any segment stands for its own topic."""
-        if self.topic_best <= 0:
-            return {}
-        unknown = [i for i in ids if i not in self.segments_of]
-        if unknown:
-            found = self.ctx.store.segments_of(unknown)
-            self.segments_of.update({i: found.get(i, []) for i in unknown})
-            self.fp.extend(self.ctx, {s for i in unknown for s in self.segments_of[i]})
-        scale = self.fp.scale(SEGMENT)
-        out = {}
-        for i in ids:
-            segs = self.segments_of[i]
-            value = (
-                max(fused(self.fp, s, scale) for s in segs) / self.topic_best
-                if segs
-                else self.plain(i)
-            )
-            out[i] = min(max(value, 0.0), 1.0)
-        return out
 
 
 def pool(
-    ctx: SearchContext, fp: FirstPass, kinds: Sequence[str], neighbours_of: int
+    ctx: SearchContext, fp: FirstPass, kinds: Sequence[str], replies_of: int
 ) -> dict[int, int | None]:
-    """The first pass's memory candidates (-> None), and the turns next to the best
-    `neighbours_of` of them by plain similarity (-> the candidate they are next to): an
-    answer rarely repeats the question's words, the turn it answers does."""
+    """The first pass's memory candidates (-> None), and the replies to the best
+    `replies_of` of them by plain similarity that ask something (-> the turn they reply
+    to): an answer rarely repeats the question's words."""
     scale = fp.scale()
     found: dict[int, int | None] = {i: None for i in fp.candidates if fp.kinds.get(i) in kinds}
-    best = sorted(found, key=lambda i: (-fused(fp, i, scale), i))[:neighbours_of]
-    for a, b, _, _ in ctx.store.edge_rows(best, ["NEXT"]):
-        for near, of in ((a, b), (b, a)):
-            if of in best and near not in found:
-                found[near] = of
+    best = sorted(found, key=lambda i: (-fused(fp, i, scale), i))[:replies_of]
+    asking = {i for i, n in ctx.store.nodes_by_ids(best).items() if "?" in n.text}
+    for turn, reply, _, _ in ctx.store.edge_rows(sorted(asking), ["NEXT"]):
+        if turn in asking and reply not in found:
+            found[reply] = turn
     fp.extend(ctx, [i for i, via in found.items() if via is not None])
     return {i: via for i, via in found.items() if fp.kinds.get(i) in kinds}

@@ -32,7 +32,7 @@ def _trimmed(question: str) -> bool:
 
 
 QUESTION_PATTERNS: dict[str, Callable[[str], bool]] = {
-    "shapes._TEMPORAL_QUESTION (asks about time)": shapes.is_temporal,
+    "shapes._TEMPORAL_QUESTION (asks about time; gam, traversals)": shapes.is_temporal,
     "shapes._SELF (I/my in the question)": _found(shapes._SELF),
     "shapes._ASSISTANT_DID (did you / you said)": _found(shapes._ASSISTANT_DID),
     "shapes._ORDER (order, progression)": _found(shapes._ORDER),
@@ -57,7 +57,9 @@ def count_turns(probe: Probe, genre: str, conversation: str, db: Path, shared: d
     read = min(len(marked), rules._CANDIDATES) if users else 0
     found = {
         "turns": len(turns),
-        "cues._TIME_IN_TEXT (a date, month, weekday)": sum(cues.time_bearing(t) for t in turns),
+        "cues._TIME_IN_TEXT (a date, month, weekday; gam, traversals)": sum(
+            cues.time_bearing(t) for t in turns
+        ),
         "cues._RULE (user turns stating a rule)": sum(cues.states_rule(t, users) for t in turns),
         "rules._MARKERS (turns the rule search reads)": read,
         "'?' (a turn that asks: its reply inherits)": sum("?" in t.text for t in turns),

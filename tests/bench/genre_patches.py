@@ -10,7 +10,12 @@ patch like a setting: `norules=hybrid:rules=off`, `noctx=hybrid:context_weight=0
 - broad=off: all three at once: no question is broad;
 - parts=off: no question is an enumeration;
 - context_weight=W: the BM25 weight of a turn's context column (memcli.store.fts); at 0 the
-  column is also left out of the match, as if turns were indexed without context.
+  column is also left out of the match, as if turns were indexed without context;
+- names=off: the question's speakers are not read (memcli.retrieval.people): their names
+  stay in the searched text and give no role cue;
+- aliases=off: only a speaker's account name names them (no name read from how the chat
+  addresses them);
+- pronouns=off: "I"/"you" never name the user or the assistant (memcli.retrieval.shapes).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 from unittest import mock
 
 from memcli.errors import UsageError
-from memcli.retrieval import hybrid, people, shapes
+from memcli.retrieval import hybrid, people, relevance, shapes, signals
 from memcli.retrieval.signals import Signals
 from memcli.store import fts
 
@@ -67,7 +72,32 @@ def _context_weight(value: str) -> contextlib.AbstractContextManager[Any]:
     return stack
 
 
+def _names_off(value: str) -> contextlib.AbstractContextManager[Any]:
+    _off(value, "names")
+    stack = contextlib.ExitStack()
+    for module in (hybrid, relevance):
+        stack.enter_context(
+            mock.patch.object(
+                module, "named_speakers", lambda _ctx, q: people.People(frozenset(), q)
+            )
+        )
+    return stack
+
+
+def _aliases_off(value: str) -> contextlib.AbstractContextManager[Any]:
+    _off(value, "aliases")
+    return mock.patch.object(people, "addressee", lambda _ctx, _word: None)
+
+
+def _pronouns_off(value: str) -> contextlib.AbstractContextManager[Any]:
+    _off(value, "pronouns")
+    return mock.patch.object(signals, "pronoun_roles", lambda _q, _speakers: set())
+
+
 PATCHES: dict[str, Callable[[str], contextlib.AbstractContextManager[Any]]] = {
+    "names": _names_off,
+    "aliases": _aliases_off,
+    "pronouns": _pronouns_off,
     "parts": _parts_off,
     "context_weight": _context_weight,
     **{key: _shape_off(key) for key in (*_SHAPE_PATTERNS, "broad")},
@@ -107,7 +137,6 @@ class Probe:
         def start(ctx: Any, fp: Any, question: str, named: Any, pool: Any) -> Signals:
             found = real_start(ctx, fp, question, named, pool)
             speakers = {n.speaker for n in found.nodes.values() if n.speaker}
-            _any(sink, "temporal cue", found.temporal)
             _any(sink, "role cue", bool(found.people))
             _any(sink, "role cue by pronoun", bool(shapes.pronoun_roles(question, speakers)))
             return found

@@ -12,6 +12,8 @@ standardised signals. The loss is convex with one unknown per signal, so Newton'
 genre's questions): each genre counts alike, as in the macro mean the default is judged
 by. `--ascent` then refines w by coordinate ascent on recall@k itself (Metzler and Croft's
 method for linear rankers), for comparison: it gains in sample and loses out of genre.
+`--ablate` leaves each signal out in turn, fits again and reports the held-out genres'
+recall against the fit with every signal, with bands.
 
 Reported, recall@k per genre: the weights in code (HybridParams), the fit on all three
 genres (in sample) and, for each genre, the fit on the other two scored on it (leave one
@@ -24,13 +26,13 @@ refs deduplicated, |gold ∩ first k| / |gold|; gold refs outside the pool count
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from memcli.eval.bootstrap import paired_bootstrap
+from memcli.eval.bootstrap import Band, paired_bootstrap
 from memcli.retrieval.params import SIGNALS, HybridParams
 from tests.bench.rank_dump import load
 
@@ -156,18 +158,13 @@ def per_genre(qs: Sequence[Question], w: np.ndarray, k: int) -> dict[str, list[f
 
 def band(a: list[float], b: list[float]) -> str:
     """mean(a - b) with its 95% paired bootstrap interval; * when it excludes 0."""
-    found = paired_bootstrap({"g": (a, b)}).groups["g"]
-    mark = " *" if found.excludes_zero else ""
-    return f"{found.diff:+.1f} [{found.low:+.1f}, {found.high:+.1f}]{mark}"
+    return band_of(paired_bootstrap({"g": (a, b)}).groups["g"])
 
 
 def report(qs: list[Question], args: argparse.Namespace) -> list[str]:
     """The table of the module's docstring, and the fitted weights."""
 
-    def fit(sub: Sequence[Question]) -> np.ndarray:
-        w = fit_logit(sub, args.l2)
-        return ascent(sub, w, args.at) if args.ascent else w
-
+    fit = _fitter(args)
     k, genres = args.at, list(dict.fromkeys(q.genre for q in qs))
     coded = np.array([getattr(HybridParams(), s, 0.0) for s in args.signals])
     base, w_all = per_genre(qs, coded, k), fit(qs)
@@ -196,6 +193,45 @@ def report(qs: list[Question], args: argparse.Namespace) -> list[str]:
     return lines
 
 
+def _fitter(args: argparse.Namespace) -> Callable[[Sequence[Question]], np.ndarray]:
+    def fit(sub: Sequence[Question]) -> np.ndarray:
+        w = fit_logit(sub, args.l2)
+        return ascent(sub, w, args.at) if args.ascent else w
+
+    return fit
+
+
+def held_out(qs: list[Question], args: argparse.Namespace) -> dict[str, list[float]]:
+    """Each genre's recall@k under the weights fitted on the other genres."""
+    fit, genres = _fitter(args), list(dict.fromkeys(q.genre for q in qs))
+    return {
+        g: per_genre([q for q in qs if q.genre == g], fit([q for q in qs if q.genre != g]),
+                     args.at)[g]
+        for g in genres
+    }  # fmt: skip
+
+
+def ablation(path: Path, args: argparse.Namespace) -> list[str]:
+    """Each signal left out, the weights fitted again: recall@k leave one genre out, and
+    the difference from all signals with its band."""
+    full = held_out(questions(path, args.signals), args)
+    genres = list(full)
+    lines = ["| signal left out | " + " | ".join(f"Δ {g} held out" for g in genres)
+             + " | Δ macro |", "|---|" + "---|" * (len(genres) + 1)]  # fmt: skip
+    for signal in args.signals:
+        rest = [s for s in args.signals if s != signal]
+        found = held_out(questions(path, rest), args)
+        bands = paired_bootstrap({g: (found[g], full[g]) for g in genres})
+        cells = [band_of(bands.groups[g]) for g in genres] + [band_of(bands.macro)]
+        lines.append(f"| {signal} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def band_of(found: Band) -> str:
+    mark = " *" if found.excludes_zero else ""
+    return f"{found.diff:+.1f} [{found.low:+.1f}, {found.high:+.1f}]{mark}"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pools", type=Path)
@@ -203,9 +239,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--l2", type=float, default=0.01)
     parser.add_argument("--at", type=int, default=10)
     parser.add_argument("--ascent", action="store_true")
+    parser.add_argument("--ablate", action="store_true", help="each signal left out, LOGO")
     args = parser.parse_args(argv)
     args.signals = [s for s in args.signals.split(",") if s]
     print("\n".join(report(questions(args.pools, args.signals), args)))
+    if args.ablate:
+        print("\n" + "\n".join(ablation(args.pools, args)))
 
 
 if __name__ == "__main__":
