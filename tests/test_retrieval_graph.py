@@ -93,11 +93,10 @@ def _narrow(strategy: str, **hybrid: object) -> dict[str, Any]:
 
 @pytest.mark.parametrize("strategy", GRAPH_STRATEGIES)
 def test_a_reply_to_a_matching_question_is_never_dropped(tmp_path: Path, strategy: str) -> None:
-    # Kept to the first candidates and the reply to the best one, the reply is still
-    # found: by its turn context, and as the reply to the question it answers (its own
+    # Kept to the first candidates, the reply is still found by its turn context (its own
     # words share none with the question, nor does it name its speaker).
     question = "Which research topic was picked for the thesis?"
-    with ingested(tmp_path, None, _narrow(strategy, replies_of=1)) as mem:
+    with ingested(tmp_path, None, _narrow(strategy)) as mem:
         got = refs(mem.ask(question, strategy=strategy, k=8, context_only=True).hits)
     assert "a4" in got
 
@@ -134,7 +133,7 @@ def test_each_strategy_on_a_consolidated_store(
 
 def test_gam_drills_down_from_a_topic_to_its_turns(stores: StoreCache, tmp_path: Path) -> None:
     consolidated(stores, tmp_path)
-    with memory(tmp_path / "g.db", None, {"hybrid": {"candidates": 1, "replies_of": 0}}) as mem:
+    with memory(tmp_path / "g.db", None, {"hybrid": {"candidates": 1}}) as mem:
         ctx = search_context(mem)
         hits = get_retriever("gam")(ctx, "new pet dog habits", 10)
     # Only the segment matches the words; its turns come from the drill-down.

@@ -73,7 +73,8 @@ def test_tuning_overrides_a_strategys_parameters(tmp_path: Path) -> None:
     [
         ({"rol": 0}, "unknown parameter 'rol' (did you mean 'role'?)"),
         ({"candidates": 2.5}, "candidates: expected int, got 2.5"),
-        ({"shapes": 1}, "shapes: expected bool, got 1"),
+        ({"role": True}, "role: expected float, got True"),
+        ({"vector": float("nan")}, "vector: expected float, got nan"),
         ({"candidates": -1}, "candidates must be at least 0, got -1"),
     ],
 )

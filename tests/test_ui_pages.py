@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memcli.memory import Memory
-from tests.ui_helpers import MARKUP, build, config, page_client, signed_in
+from tests.ui_helpers import MARKUP, build, page_client, signed_in
 
 
 @pytest.fixture(scope="module")
@@ -41,22 +39,6 @@ def test_a_strategy_that_does_not_explain_shows_the_score_alone(site: Any) -> No
     assert page.status_code == 200
     assert "does not break its scores down" in page.text
     assert "whybar" not in page.text and 'class="score"' in page.text
-
-
-def test_a_reply_that_joined_shows_the_turn_it_replies_to(tmp_path: Path) -> None:
-    # The reply shares no word with the question, and the question's words come after the
-    # opening words its turn context holds: it comes in as the reply, along a NEXT edge.
-    opening = "Tell me everything, " + " ".join(["and"] * 30)
-    rows = [{"role": "Ana", "content": f"{opening} which trail up Mount Kestrel?"},
-            {"role": "Ben", "content": "The north ridge, steep but quiet."}]  # fmt: skip
-    chat = tmp_path / "chat.jsonl"
-    chat.write_text("".join(json.dumps({**r, "session": "hike"}) + "\n" for r in rows))
-    with Memory(config(tmp_path / "m.db")) as mem:
-        mem.ingest([str(chat)])
-    with page_client(tmp_path / "m.db") as client:
-        page = signed_in(client).get("/search", params={"q": "Mount Kestrel trail"})
-    assert "The north ridge" in page.text
-    assert "lifted by the turn next to it" in page.text
 
 
 def test_search_without_a_question_shows_the_form(site: Any) -> None:

@@ -120,14 +120,11 @@ class SearchContext:
 
     def explained(self, order: Sequence[tuple[int, float]], notes: Sequence[Explanation]) -> None:
         """Keep why each ranked (node id, score) scored so: from the first of the scoring
-        passes `notes` that gave it that very score; a score no pass gave it is a standing
-        rule moved to the top (memcli.retrieval.rules)."""
+        passes `notes` that gave it that very score (a score no pass gave is not explained)."""
         asked: dict[int, list[int]] = {}  # pass -> the node ids it must explain
         for node_id, score in order:
             n = next((n for n, note in enumerate(notes) if note.score.get(node_id) == score), None)
-            if n is None:
-                self._why[node_id] = ({"rule_lead": score}, [])
-            else:
+            if n is not None:
                 asked.setdefault(n, []).append(node_id)
         for n, node_ids in asked.items():
             resolve = notes[n].resolve

@@ -1,4 +1,4 @@
-"""GAM's deterministic cues, read off a memory: time, role, confidence; and rule statements.
+"""GAM's deterministic cues, read off a memory: time, role and confidence.
 
 Each cue fires (multiplies a memory's score by its β, in `gam` and the traversals; is a
 0/1 signal in `hybrid`) or not:
@@ -9,9 +9,6 @@ Each cue fires (multiplies a memory's score by its β, in `gam` and the traversa
   speaker, named in its text); in a conversation with an assistant, the question's
   pronouns name the user or the assistant (memcli.retrieval.shapes);
 - confidence: a derived memory (fact, reflection) believed at least `min_belief`.
-A rule statement is a user's message, in a conversation with an assistant, that states a
-standing instruction or preference ("always …", "never …", "from now on …", "I prefer
-…"): the rules channel (memcli.retrieval.rules) brings the ones a question falls under.
 """
 
 from __future__ import annotations
@@ -23,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memcli.models import Node
-from memcli.retrieval.shapes import ASSISTANT_ROLES, NOT_USER_ROLES, is_temporal, pronoun_roles
+from memcli.retrieval.shapes import is_temporal, pronoun_roles
 from memcli.text import name_words
 
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -31,13 +28,6 @@ _MONTHS = "january|february|march|april|may|june|july|august|september|october|n
 _TIME_IN_TEXT = re.compile(
     rf"\b({_MONTHS}|(?:19|20)\d\d|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b",
-    re.IGNORECASE,
-)
-# A standing instruction or preference, in the user's words.
-_RULE = re.compile(
-    r"\b(always|never|from now on|going forward|make sure (?:to|you)|remember to|"
-    r"i(?: would|'d)? prefer|i(?: would|'d) rather|my preference|"
-    r"i(?: would|'d)? (?:like|want) you to|i (?:don't|do not) (?:like|want))\b",
     re.IGNORECASE,
 )
 
@@ -66,19 +56,6 @@ def named_people(question: str, names: Iterable[str]) -> set[str]:
         if parts and (f" {' '.join(parts)} " in text or parts[0] in words):
             found.add(name.lower())
     return found
-
-
-def user_roles(speakers: Iterable[str]) -> set[str]:
-    """The user's speaker names in a conversation with an assistant (else none)."""
-    known = {s.lower() for s in speakers}
-    return known - NOT_USER_ROLES if known & ASSISTANT_ROLES else set()
-
-
-def states_rule(node: Node, users: frozenset[str]) -> bool:
-    """Whether a memory is a user's message stating a standing instruction or preference."""
-    if not node.speaker:
-        return False
-    return node.speaker.lower() in users and bool(_RULE.search(node.text))
 
 
 def role_match(node: Node, people: set[str]) -> bool:

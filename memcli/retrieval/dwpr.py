@@ -41,10 +41,9 @@ def aspect_seeds(ctx: SearchContext, query: str, params: DwprParams) -> tuple[Re
         ctx, query, params.seeds, extra=[(kinds, params.seeds) for kinds in ASPECTS]
     )
     fp = found.fp
-    read = list(dict.fromkeys([*fp.candidates, *found.joined]))  # with the turns that joined
     seeds: list[int] = []
     for kinds in ASPECTS:
-        inside = found.relative([i for i in read if fp.kinds.get(i) in kinds])
+        inside = found.relative([i for i in fp.candidates if fp.kinds.get(i) in kinds])
         seeds += [i for i, s in ranked(inside)[: params.seeds] if s > 0]
     return found, seeds
 

@@ -9,8 +9,8 @@ it costs a little), two things per hit:
   they fit and may add its own (they are shown by their key); a key it does not use, or
   whose contribution is 0, is left out.
 - `Hit.via`: for a hit that was not a direct match of the question (met through the
-  graph, or joining as the turn next to a match), the node ids of the path that brought
-  it, from a direct match to the hit itself; empty for a direct match.
+  graph), the node ids of the path that brought it, from a direct match to the hit
+  itself; empty for a direct match (every hit of `hybrid` is one).
 
 A strategy that does not explain itself leaves `why` None: the hit shows its score alone.
 Turning explanations on never changes a score or the order of the hits. `ask --explain`
@@ -30,7 +30,6 @@ SIGNALS: dict[str, tuple[str, str]] = {
     "vector": ("vector", "cosine between the question and the memory"),
     "reply": ("reply", "the similarity of the turn it answers, when that turn asks"),
     "role": ("role cue", "the question names the memory's speaker"),
-    "rule_lead": ("standing rule", "a rule the question falls under, moved to the top"),
 }
 
 

@@ -2,17 +2,19 @@
 of conversation.
 
 1. The speakers the question names (by name, or by what the others call them) leave the
-   searched text and become its role cue (memcli.retrieval.people).
+   searched text and become its role signal (memcli.retrieval.people).
 2. One first pass (memcli.retrieval.firstpass): BM25 of the question's words per column of
-   the index and of its related words, cosine; the candidates, and the turns next to the
-   best of them (memcli.retrieval.signals.pool).
-3. Each memory's SIGNALS (memcli.retrieval.signals), and its score Σ weight × signal. The
-   weights are HybridParams' defaults: a listwise logistic model fitted on the dev sets of
-   three genres by tests/bench/rank_fit.py (docs/retrieval.md says how and how well).
-4. The question's shape (memcli.retrieval.shapes): a broad question is searched by its
-   topic alone, with twice the candidates, and one about an order or a summary is spread
-   over the sessions; an enumeration is searched item by item as well, the rankings merged
-   in rounds.
+   the index and of its related words, cosine; its candidates.
+3. Each candidate's SIGNALS (memcli.retrieval.signals), and its score Σ weight × signal
+   (memcli.retrieval.relevance). The weights are HybridParams' defaults: a listwise
+   logistic model fitted on the dev sets of three genres by tests/bench/rank_fit.py
+   (docs/retrieval.md says how and how well).
+4. The question's shape (memcli.retrieval.shapes) decides the rest: a broad question is
+   searched by its topic alone, with twice the candidates, and one about an order or a
+   summary is spread over the sessions (memcli.retrieval.spread); a summary weighs both
+   sides of a chat alike. A question about an enumeration ("for A, B, and C") is also
+   searched item by item, and the rankings are merged in rounds (memcli.retrieval.spread.
+   interleave).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from memcli.retrieval.firstpass import ranked
 from memcli.retrieval.params import HybridParams
 from memcli.retrieval.people import People, named_speakers
 from memcli.retrieval.relevance import Relevance
-from memcli.retrieval.rules import with_rules
 from memcli.retrieval.shapes import Shape
 from memcli.retrieval.spread import interleave, spread
 
@@ -36,7 +37,7 @@ def scored(
     explain: Explanation | None = None,
 ) -> dict[int, float]:  # fmt: skip
     """Σ weight × signal of the memories the searches for `text` find (`size` from each
-    signal; memcli.retrieval.relevance), with or without the role cue; with `explain`,
+    signal; memcli.retrieval.relevance), with or without the role signal; with `explain`,
     each score's parts are noted there."""
     found = Relevance.of(ctx, question, size, people=people, text=text, roles=roles)
     if not found.matched:
@@ -48,12 +49,10 @@ def scored(
 
 
 def _reasons(found: Relevance, ids: Sequence[int]) -> Reasons:
-    """Each signal's part of the score (weight × signal), and for a turn that joined for
-    being next to a candidate, that candidate then itself."""
+    """Each signal's part of these memories' scores (weight × signal, 0s left out)."""
     weights = found.weights
     why = {i: {s: weights[s] * v for s, v in found.rows[i].items() if weights[s] * v} for i in ids}
-    via = {i: [via, i] for i in ids if (via := found.joined.get(i)) is not None}
-    return why, via
+    return why, {}
 
 
 @register_retriever("hybrid", HybridParams)
@@ -63,7 +62,7 @@ def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
     item by item as well."""
     params = ctx.params("hybrid", HybridParams)
     people = named_speakers(ctx, query)
-    shape = Shape.of(people.query) if params.shapes else Shape.plain(people.query)
+    shape = Shape.of(people.query)
     size = max(params.candidates, k)
     notes: list[Explanation] = []
 
@@ -81,8 +80,6 @@ def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
             order = spread(order, ctx.store.nodes_by_ids(found))
     if shape.parts:
         order = interleave([order, *(ranked(scores(part, size)) for part in shape.parts)])
-    if params.rules:
-        order = with_rules(ctx, query, order)
     if ctx.explain:
         ctx.explained(order[:k], notes)
     return ctx.hits(order, k)

@@ -67,7 +67,7 @@ def build(ctx: SearchContext, query: str, params: KgParams, k: int) -> Knowledge
     """Starts, subgraph and relevance for a question (None when nothing matches it)."""
     size = max(ctx.params("hybrid", HybridParams).candidates, k)
     found = Relevance.of(ctx, query, size, extra=[(ENTITY, params.entity_seeds * 4)])
-    first = found.relative([i for i, via in found.joined.items() if via is None])
+    first = found.relative(found.first)
     if not any(s > 0 for s in first.values()):
         return None
     entities = entity_scores(ctx, found, params.entity_seeds, params.entity_min_similarity)

@@ -26,7 +26,6 @@ class FirstPassParams:
     candidates: int = 50  # best memories taken from each signal (BM25, cosine)
     related_words: int = 3  # per question word, its nearest words among the turns' (0: off)
     related_similarity: float = 0.5  # least cosine between a question word and a related one
-    replies_of: int = 40  # the replies to this many best candidates that ask join them
 
 
 #: The signals of a memory the default weighs (memcli.retrieval.signals computes them).
@@ -53,8 +52,6 @@ class HybridParams(FirstPassParams):
     vector: float = 1.0
     reply: float = 0.20
     role: float = 0.43
-    shapes: bool = True  # read the question's shape (memcli.retrieval.shapes)
-    rules: bool = True  # standing rules lead (memcli.retrieval.rules)
 
     def weights(self) -> dict[str, float]:
         """Each signal's weight."""
@@ -149,20 +146,15 @@ def tuned(cls: type[P], overrides: Mapping[str, Any] | None, strategy: str) -> P
 
 
 def _checked(strategy: str, name: str, typ: Any, value: Any) -> Any:
-    """A value of the parameter's type (an int is a float too), or a ConfigError."""
-    ok = (
-        isinstance(value, bool)
-        if typ is bool
-        else isinstance(value, typ) or (typ is float and isinstance(value, int))
-    )
-    if isinstance(value, bool) and typ is not bool:
-        ok = False
-    if not ok or (isinstance(value, (int, float)) and value != value):  # NaN
+    """A number of the parameter's type (an int is a float too), at least 0, or a
+    ConfigError. (true/false are not numbers here, nor is NaN.)"""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or (typ is int and not isinstance(value, int)) or value != value:
         raise ConfigError(
             f"retrieval.tuning.{strategy}.{name}: expected {typ.__name__}, got {value!r}",
             fix=f"set it to a {typ.__name__}, or remove it for the default",
         )
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+    if value < 0:
         raise ConfigError(
             f"retrieval.tuning.{strategy}.{name} must be at least 0, got {value}",
             fix="set it to 0 or more, or remove it for the default",

@@ -2,9 +2,8 @@
 
 The speakers the question names become its role cue and leave the searched text
 (memcli.retrieval.people); one first pass finds the candidates (memcli.retrieval.
-firstpass), and the turns next to the best of them join (memcli.retrieval.signals.pool);
-each memory scores Σ weight × signal with `hybrid`'s weights (memcli.retrieval.params.
-HybridParams). `hybrid` ranks by these scores; the graph strategies (gam, dwpr, the
+firstpass); each memory scores Σ weight × signal with `hybrid`'s weights (memcli.
+retrieval.params.HybridParams). `hybrid` ranks by these scores; the graph strategies (gam, dwpr, the
 traversals) take them, relative to the best, as the relevance their methods start from,
 and any other node (a segment, an entity, a concept) its plain similarity.
 """
@@ -18,7 +17,7 @@ from memcli.retrieval import MEMORY_KINDS, SearchContext
 from memcli.retrieval.firstpass import FirstPass, Groups, first_pass
 from memcli.retrieval.params import HybridParams
 from memcli.retrieval.people import People, named_speakers
-from memcli.retrieval.signals import Signals, pool
+from memcli.retrieval.signals import Signals
 
 
 @dataclass
@@ -27,8 +26,8 @@ class Relevance:
 
     signals: Signals
     weights: dict[str, float]
-    joined: dict[int, int | None]  # the memories scored, -> the candidate a turn joined by
-    scores: dict[int, float]
+    first: list[int]  # the first pass's memory candidates
+    scores: dict[int, float]  # of every memory scored so far
     rows: dict[int, dict[str, float]]
 
     @property
@@ -39,7 +38,7 @@ class Relevance:
     def matched(self) -> bool:
         """Whether any first candidate matches the question at all (a plain similarity
         above 0): a store of unrelated memories answers nothing."""
-        return any(self.signals.plain(i) > 0 for i, via in self.joined.items() if via is None)
+        return any(self.signals.plain(i) > 0 for i in self.first)
 
     @classmethod
     def of(
@@ -54,12 +53,10 @@ class Relevance:
         people = people or named_speakers(ctx, question)
         groups = [(MEMORY_KINDS, size), *extra]
         fp = first_pass(ctx, people.query if text is None else text, groups, params)
-        joined = pool(ctx, fp, MEMORY_KINDS, params.replies_of)
-        first = [i for i, via in joined.items() if via is None]
+        first = [i for i in fp.candidates if fp.kinds.get(i) in MEMORY_KINDS]
         signals = Signals.start(ctx, fp, question, people.speakers if roles else None, first)
-        found = cls(signals, params.weights(), {}, {}, {})
-        found.score(joined)
-        found.joined.update(joined)
+        found = cls(signals, params.weights(), first, {}, {})
+        found.score(first)
         return found
 
     def score(self, ids: Iterable[int]) -> dict[int, float]:
@@ -79,8 +76,8 @@ class Relevance:
         kinds = self.fp.kinds
         memories = [i for i in ids if kinds.get(i) in MEMORY_KINDS]
         scores = self.score(memories)
-        best = max((s for i, s in self.scores.items() if self.joined.get(i, 0) is None),
-                   default=0.0) or 1.0  # fmt: skip
+        best = max((self.scores[i] for i in self.first if i in self.scores), default=0.0)
+        best = best if best > 0 else 1.0
         out = {i: max(s, 0.0) / best for i, s in scores.items()}
         for i in ids:
             if i not in out:

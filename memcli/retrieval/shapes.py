@@ -5,7 +5,9 @@ Every English pattern a strategy reads off a question is here, with what it does
 - temporal: it asks when or how long (the time cue of `gam` and the traversals,
   memcli.retrieval.cues);
 - pronouns: in a conversation with an assistant, "I"/"my" name the user's messages and
-  "did you …"/"you said" the assistant's (the role signal);
+  "did you …"/"you said" the assistant's (the role signal of memcli.retrieval.signals,
+  the role cue of `gam` and the traversals).
+
 - broad: it asks for many memories at once: an order or a progression ("in what order",
   "how did … progress/evolve"), a summary ("summarise", "overview", "everything about"),
   or an aggregate over the conversation ("how many … in total", "across my sessions");
@@ -136,11 +138,6 @@ class Shape:
     summary: bool
     topic: str
     parts: tuple[str, ...] = ()
-
-    @classmethod
-    def plain(cls, question: str) -> Shape:
-        """The shape of a question read as it is (neither broad nor an enumeration)."""
-        return cls(False, False, False, question)
 
     @classmethod
     def of(cls, question: str) -> Shape:

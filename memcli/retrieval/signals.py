@@ -95,20 +95,3 @@ class Signals:
             "reply": self.plain(before) if asked else 0.0,
             "role": float(role_match(node, set(self.people))),
         }
-
-
-def pool(
-    ctx: SearchContext, fp: FirstPass, kinds: Sequence[str], replies_of: int
-) -> dict[int, int | None]:
-    """The first pass's memory candidates (-> None), and the replies to the best
-    `replies_of` of them by plain similarity that ask something (-> the turn they reply
-    to): an answer rarely repeats the question's words."""
-    scale = fp.scale()
-    found: dict[int, int | None] = {i: None for i in fp.candidates if fp.kinds.get(i) in kinds}
-    best = sorted(found, key=lambda i: (-fused(fp, i, scale), i))[:replies_of]
-    asking = {i for i, n in ctx.store.nodes_by_ids(best).items() if "?" in n.text}
-    for turn, reply, _, _ in ctx.store.edge_rows(sorted(asking), ["NEXT"]):
-        if turn in asking and reply not in found:
-            found[reply] = turn
-    fp.extend(ctx, [i for i, via in found.items() if via is not None])
-    return {i: via for i, via in found.items() if fp.kinds.get(i) in kinds}

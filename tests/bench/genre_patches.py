@@ -3,7 +3,7 @@
 Ablating a component means running retrieval as if it were not there. Where a setting does
 that (`ppr_weight=0`), a variant overrides it; where none does, the bench patches the module
 for the duration of one question (never a switch in production code). A variant names a
-patch like a setting: `norules=hybrid:rules=off`, `noctx=hybrid:context_weight=0`.
+patch like a setting: `nonames=hybrid:names=off`, `noctx=hybrid:context_weight=0`.
 
 - ordered=off, summary=off, aggregate=off: that question-shape pattern never matches
   (memcli.retrieval.shapes), so it neither makes a question broad nor trims its topic;
@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from unittest import mock
 
 from memcli.errors import UsageError
-from memcli.retrieval import hybrid, people, relevance, shapes, signals
+from memcli.retrieval import people, relevance, shapes, signals
 from memcli.retrieval.signals import Signals
 from memcli.store import fts
 
@@ -74,14 +74,9 @@ def _context_weight(value: str) -> contextlib.AbstractContextManager[Any]:
 
 def _names_off(value: str) -> contextlib.AbstractContextManager[Any]:
     _off(value, "names")
-    stack = contextlib.ExitStack()
-    for module in (hybrid, relevance):
-        stack.enter_context(
-            mock.patch.object(
-                module, "named_speakers", lambda _ctx, q: people.People(frozenset(), q)
-            )
-        )
-    return stack
+    return mock.patch.object(
+        relevance, "named_speakers", lambda _ctx, q: people.People(frozenset(), q)
+    )
 
 
 def _aliases_off(value: str) -> contextlib.AbstractContextManager[Any]:
@@ -120,8 +115,8 @@ def patched(patches: Mapping[str, str]) -> Iterator[None]:
 
 
 class Probe:
-    """Records, per question, which store-dependent cues and channels of `hybrid` fired
-    while `variant` answered."""
+    """Records, per question, which store-dependent cues of `hybrid` fired while `variant`
+    answered."""
 
     def __init__(self, variant: str) -> None:
         self.variant = variant
@@ -132,7 +127,7 @@ class Probe:
     def recording(self, key: Any) -> Iterator[None]:
         """Record what fires while one question is asked under `key`."""
         sink = self.fired.setdefault(key, {})
-        real_start, real_rules, real_addressee = Signals.start, hybrid.with_rules, people.addressee
+        real_start, real_addressee = Signals.start, people.addressee
 
         def start(ctx: Any, fp: Any, question: str, named: Any, pool: Any) -> Signals:
             found = real_start(ctx, fp, question, named, pool)
@@ -146,15 +141,9 @@ class Probe:
             _any(sink, "a name read as what a speaker is called", speaker is not None)
             return speaker
 
-        def rules(ctx: Any, question: str, order: Sequence[tuple[int, float]]) -> Any:
-            out = real_rules(ctx, question, order)
-            _any(sink, "rules channel moved a rule up", out != list(order))
-            return out
-
         with (
             mock.patch.object(Signals, "start", start),
             mock.patch.object(people, "addressee", addressee),
-            mock.patch.object(hybrid, "with_rules", rules),
         ):
             yield
 
