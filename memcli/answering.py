@@ -71,6 +71,9 @@ class AnswerResult:
     completion_tokens: int = 0
     error: str | None = None  # why the replies were invalid, when they were
     usage: dict[str, int] = field(default_factory=dict)  # llm_calls and cache_hits, when known
+    # How the request ended (memcli.llm.structured.OUTCOMES), or "salvaged": no reply fit
+    # the schema but one still carried an answer; "none": nothing was asked.
+    outcome: str = "none"
 
     @property
     def tokens(self) -> int:
@@ -141,8 +144,11 @@ def answer_question(
         prompt_tokens=result.prompt_tokens,
         completion_tokens=result.completion_tokens,
         error=result.error,
+        outcome=result.outcome,
     )
     if reply is not None:
+        if result.value is None:
+            out.outcome = "salvaged"
         out.answer = reply.answer
         out.citations, out.dropped = check_citations(
             reply.citations, reply.answer, context_ids(context)

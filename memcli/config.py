@@ -350,7 +350,7 @@ def masked(cfg: Config, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     out = dataclasses.asdict(cfg)
     out.pop("source_file", None)
     out.pop("notices", None)
-    out["db"] = cfg.db_path
+    out["db"] = hide_userinfo(cfg.db_path)  # a postgresql:// URL's password hidden
     for section in ("embedding", "llm"):
         sec = out[section]
         if sec.get("url"):

@@ -131,8 +131,8 @@ def _structured(chat: ChatModel) -> tuple[Check, Check | None]:
         rate = result.completion_tokens / seconds
         speed = Check(
             "speed", "ok",
-            f"{rate:.1f} tokens/s ({result.prompt_tokens} prompt + {result.completion_tokens} "
-            f"reply tokens in {seconds:.2f} s)",
+            f"{rate:.1f} reply tokens/s ({result.prompt_tokens} prompt + "
+            f"{result.completion_tokens} reply tokens in {seconds:.2f} s, all told)",
             data={"tokens_per_second": round(rate, 2), "seconds": round(seconds, 3)},
         )  # fmt: skip
     if result.value is None:

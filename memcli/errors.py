@@ -119,10 +119,11 @@ class DiskFull(DatabaseError):
 class ReadOnlyStore(DatabaseError):
     """A write to a store this process may only read."""
 
-    def __init__(self, path: object, reason: str) -> None:
+    def __init__(self, path: object, reason: str, fix: str | None = None) -> None:
         super().__init__(
             f"{path} is read-only here ({reason}): memcli can read it but not change it",
-            fix="ask, inspect and list work on it as it is; to write, copy it somewhere "
+            fix=fix
+            or "ask, inspect and list work on it as it is; to write, copy it somewhere "
             f"writable (cp {path} ~/memory.db) and pass --db the copy, or get write access "
             "to the file and its directory",
         )

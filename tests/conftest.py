@@ -7,13 +7,18 @@ tests/llama_server.py starts the real model of the `real_model` tests.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests import llama_server
 from tests.fakeserver import FakeModelServer
+from tests.pg_server import REQUIRE_ENV as REQUIRE_PG
+from tests.pg_server import PgServer
+from tests.pg_server import start as start_pg
 from tests.stores import LOCOMO_DEV, Built, StoreCache
 
 
@@ -65,7 +70,7 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[llama_server.Lla
 
 
 #: .ci/run sets this: there a browser test that cannot run fails instead of skipping.
-BROWSER_REQUIRED_ENV = "MEMCLI_BROWSER_TESTS"
+BROWSER_REQUIRED_ENV = "REQUIRE_BROWSER_TESTS"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 # Headless and quiet: no network of its own, no updates, no sync, a fresh profile.
@@ -96,7 +101,7 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]
 
     why = _browser_missing()
     if why is not None:
-        if os.environ.get(BROWSER_REQUIRED_ENV) == "required":
+        if os.environ.get(BROWSER_REQUIRED_ENV) == "1":
             pytest.fail(f"browser tests are required here ({BROWSER_REQUIRED_ENV}), but {why}")
         pytest.skip(why)
     from selenium import webdriver
@@ -113,3 +118,37 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[object]
         yield driver
     finally:
         driver.quit()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """A real Postgres server with pgvector for the session (see tests/pg_server.py)."""
+    server = start_pg()
+    assert server is not None
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> str:
+    """The postgresql:// URL of a fresh, empty schema: a new store for one test."""
+    return pg_server.fresh_url()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a new store goes, once per backend: a file path, and a Postgres URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "m.db")
+    return request.getfixturevalue("pg_url")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Where CI requires the Postgres tests (REQUIRE_POSTGRES), one of them that
+    skips, for whatever reason, is reported as failed."""
+    report = yield
+    if report.skipped and item.get_closest_marker("postgres") and os.environ.get(REQUIRE_PG):
+        report.outcome = "failed"
+        report.longrepr = f"a Postgres test skipped, and {REQUIRE_PG} is set: {report.longrepr}"
+    return report

@@ -27,16 +27,12 @@ from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fakerules import capped, count_tokens, prompt_tokens, refused_format, too_long
+
 Responder = Callable[[dict[str, Any]], str]
 ROOMY = 32768  # the window the fake states when no context_length is set
 
 _WORD = re.compile(r"\w+")
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-
-
-def count_tokens(text: str) -> int:
-    """The fake's token count: words and punctuation marks."""
-    return len(_TOKEN.findall(text))
 
 
 def _bucket(feature: str, dim: int) -> tuple[int, float]:
@@ -282,10 +278,6 @@ def _error_body(path: str, status: int, message: str, code: str = "error") -> di
     return {"error": message}
 
 
-def _prompt_tokens(body: dict[str, Any]) -> int:
-    return sum(count_tokens(str(m.get("content") or "")) for m in body.get("messages") or [])
-
-
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     # HTTP/1.0: one request per connection, so a dropped connection never poisons a pool.
@@ -374,11 +366,11 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.reject_json_schema and (response_format or {}).get("type") == "json_schema":
             text = "response_format.type must be 'json_object' or 'text'"
             return 400, _error_body(path, 400, text)
-        refused = _refused_format(fake.structured, response_format)
+        refused = refused_format(fake.structured, response_format)
         if refused is not None:
             return refused[0], _error_body(path, refused[0], refused[1])
         if path == "/v1/chat/completions" and fake.context_length is not None:
-            return _too_long(fake.context_length, body, fake.window_mode == "shorten")
+            return too_long(fake.context_length, body, fake.window_mode == "shorten")
         return None
 
     # -- routes ------------------------------------------------------------------------------
@@ -394,17 +386,17 @@ class _Handler(BaseHTTPRequestHandler):
     def ollama_chat(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
         options = body.get("options") or {}
         window = options.get("num_ctx") or fake.context_length
-        if window and _prompt_tokens(body) > window:
+        if window and prompt_tokens(body) > window:
             with fake._lock:
                 fake.cut_prompts += 1
-        text, cut = _capped(fake._chat_text(body), options.get("num_predict"))
+        text, cut = capped(fake._chat_text(body), options.get("num_predict"))
         head = {"model": body.get("model"), "created_at": _now()}
         final = {
             **head,
             "message": {"role": "assistant", "content": text},
             "done": True,
             "done_reason": "length" if cut else "stop",
-            "prompt_eval_count": _prompt_tokens(body),
+            "prompt_eval_count": prompt_tokens(body),
             "eval_count": count_tokens(text),
         }
         if body.get("stream") is False:
@@ -437,11 +429,11 @@ class _Handler(BaseHTTPRequestHandler):
     def openai_chat(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
         limit = body.get("max_tokens")
         if fake.window_mode == "shorten" and fake.context_length and isinstance(limit, int):
-            limit = min(limit, fake.context_length - _prompt_tokens(body))
-        text, cut = _capped(fake._chat_text(body), limit)
+            limit = min(limit, fake.context_length - prompt_tokens(body))
+        text, cut = capped(fake._chat_text(body), limit)
         message = {"role": "assistant", "content": text}
         choice = {"index": 0, "message": message, "finish_reason": "length" if cut else "stop"}
-        prompt, completion = _prompt_tokens(body), count_tokens(text)
+        prompt, completion = prompt_tokens(body), count_tokens(text)
         usage = {"prompt_tokens": prompt, "completion_tokens": completion}
         self._send(200, {"object": "chat.completion", "choices": [choice], "usage": usage})
 
@@ -467,45 +459,6 @@ class _Handler(BaseHTTPRequestHandler):
     def openai_models(self, fake: FakeModelServer, body: dict[str, Any]) -> None:
         names = sorted(fake.models) if fake.models is not None else ["fake-model"]
         self._send(200, {"object": "list", "data": [{"id": n, "object": "model"} for n in names]})
-
-
-def _refused_format(accepts: str, response_format: Any) -> tuple[int, str] | None:
-    """The status and message a server that accepts only `accepts` gives this format."""
-    if not isinstance(response_format, dict):
-        return None
-    kind = response_format.get("type")
-    if kind == "json_schema" and accepts in ("json_object+schema", "json_object", "prompt"):
-        status = 500 if accepts == "json_object+schema" else 400
-        return (
-            status,
-            f"response_format.type: input should be 'text' or 'json_object', got {kind!r}",
-        )
-    if "schema" in response_format and accepts in ("json_object", "prompt"):
-        return 400, "response_format: extra field 'schema' not permitted"
-    if accepts == "prompt":
-        return 400, "response_format is not supported"
-    return None
-
-
-def _too_long(window: int, body: dict[str, Any], shorten: bool) -> tuple[int, Any] | None:
-    prompt = _prompt_tokens(body)
-    wanted = int(body.get("max_tokens") or 0)
-    if prompt + wanted <= window or (shorten and prompt < window):
-        return None
-    text = (
-        f"This model's maximum context length is {window} tokens. However, you requested "
-        f"{prompt + wanted} tokens ({prompt} in the messages, {wanted} in the completion). "
-        "Please reduce the length of the messages or completion."
-    )
-    return 400, _error_body("/v1/", 400, text, "context_length_exceeded")
-
-
-def _capped(text: str, limit: Any) -> tuple[str, bool]:
-    """The reply cut after `limit` tokens (as a model stopped by max_tokens), and whether."""
-    if not isinstance(limit, int) or limit <= 0 or count_tokens(text) <= limit:
-        return text, False
-    ends = [m.end() for m in _TOKEN.finditer(text)]
-    return text[: ends[limit - 1]], True
 
 
 def _texts(body: dict[str, Any]) -> list[str]:

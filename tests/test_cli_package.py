@@ -35,7 +35,7 @@ def test_commands_keep_their_order_and_shared_options() -> None:
     listed = [line.split()[1] for line in panel.splitlines() if line[2:3].isalpha()]
     assert listed == [
         "ingest", "add", "ask", "consolidate", "reindex", "prune", "list", "export", "import",
-        "mcp", "ui", "config", "inspect", "eval"
+        "mcp", "ui", "doctor", "config", "inspect", "eval"
     ]  # fmt: skip
     prune = CliRunner().invoke(app, ["prune", "--help"]).stdout
     assert prune.index("--vacuum") < prune.index("--db") < prune.index("--space")

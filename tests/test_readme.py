@@ -39,7 +39,7 @@ def test_the_tour_runs_as_written(
     commands = tour_commands()
     assert len(commands) >= 8
     for args in commands:
-        args = [str(tmp_path / a) if a.endswith(".jsonl.gz") else a for a in args]
+        args = [str(tmp_path / Path(a).name) if a.endswith(".jsonl.gz") else a for a in args]
         result = cli.ok(*args)
         if args[0] == "ingest":
             assert result.stdout.startswith("16 new episodes in 3 sessions")

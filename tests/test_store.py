@@ -1,4 +1,5 @@
-"""The SQLite store: schema, search, provenance, deletion, safety."""
+"""The store: schema, search, provenance, deletion, safety (tests taking `store` run on
+both backends, SQLite and Postgres)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from memcli.store.migrations import MIGRATIONS
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    s = open_store(tmp_path / "m.db")
+def store(store_target: str):
+    """A new store of each backend (SQLite file, Postgres schema)."""
+    s = open_store(store_target)
     yield s
     s.close()
 

@@ -1,8 +1,6 @@
-"""Batched writes through sqlite-utils: ids, rollback, counts and repeated marks."""
+"""Batched writes: ids, rollback, counts and repeated marks, on both backends."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
@@ -11,8 +9,9 @@ from memcli.store import open_store
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    s = open_store(tmp_path / "m.db")
+def store(store_target: str):
+    """A new store of each backend (SQLite file, Postgres schema)."""
+    s = open_store(store_target)
     yield s
     s.close()
 

@@ -28,7 +28,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # Text, not Path: a Path turns --db "" into ".", and an empty --db is a mistake to report.
 DbOpt = Annotated[
-    str | None, typer.Option("--db", help="Database file (env MEMCLI_DB).", show_default=False)
+    str | None,
+    typer.Option(
+        "--db",
+        help="Database file, or a postgresql:// URL (env MEMCLI_DB).",
+        show_default=False,
+    ),
 ]
 SpaceOpt = Annotated[
     str | None,
@@ -37,7 +42,7 @@ SpaceOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON Lines on stdout.")]
 # Accepted by commands that never open the store (benchmarks), as by every other command.
 _NOT_USED = "Not used: each conversation gets its own temporary store."
-UnusedDbOpt = Annotated[Path | None, typer.Option("--db", help=_NOT_USED, show_default=False)]
+UnusedDbOpt = Annotated[str | None, typer.Option("--db", help=_NOT_USED, show_default=False)]
 UnusedSpaceOpt = Annotated[str | None, typer.Option("--space", help=_NOT_USED)]
 VerboseOpt = Annotated[
     int, typer.Option("-v", "--verbose", count=True, help="More detail.", show_default=False)
@@ -45,8 +50,9 @@ VerboseOpt = Annotated[
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Only data and errors.")]
 
 
-def db_path(value: str | Path | None) -> Path | None:
-    """The --db value as a path; a UsageError for an empty one."""
+def db_path(value: str | Path | None) -> str | None:
+    """The --db value (a path, or a postgresql:// URL, which a Path would mangle); a
+    UsageError for an empty one."""
     if value is None:
         return None
     if not str(value).strip():
@@ -55,14 +61,14 @@ def db_path(value: str | Path | None) -> Path | None:
             fix="pass the store's file (e.g. --db ~/memory.db), or leave --db out for the "
             "default (memcli config show prints it)",
         )
-    return Path(value)
+    return str(value)
 
 
 @dataclass
 class State:
     """Global options, merged with the per-command --db/--space/--json."""
 
-    db: Path | None = None
+    db: str | None = None
     config: Path | None = None
     space: str | None = None
     json: bool = False

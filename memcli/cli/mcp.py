@@ -61,7 +61,9 @@ def mcp(
         shown = token if fresh else f"the one set in {TOKEN_ENV} or mcp.token"
         state.out.err.print(f"memcli mcp: bearer token: {shown}", markup=False)
     where = f"http://127.0.0.1:{port}/mcp" if http else "stdio"
-    state.out.info(f"memcli mcp: serving {cfg.db_path} (space {cfg.space}) on {where}")
+    from memcli.store.target import shown as where_db
+
+    state.out.info(f"memcli mcp: serving {where_db(cfg.db_path)} (space {cfg.space}) on {where}")
     server.serve(cfg, http=http, port=port, token=token, allow_forget_all=allow_forget_all)
 
 

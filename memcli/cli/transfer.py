@@ -120,7 +120,9 @@ def _target(state: State, dry_run: bool) -> Iterator[Memory]:
     against an empty scratch store, so it creates no file where --db points, and one
     against an existing store only reads it (a read-only store will do)."""
     cfg = state.config_obj()
-    if not dry_run or Path(cfg.db_path).expanduser().exists():
+    from memcli.store.target import exists
+
+    if not dry_run or exists(cfg.db_path):
         # A dry run may name a space the store does not hold yet: the import would make it.
         with memory(state, create=not dry_run, any_space=dry_run) as mem:
             yield mem

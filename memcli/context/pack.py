@@ -190,6 +190,8 @@ def _choose(
     turns = [h for h in hits if h.node.kind not in DERIVED]
     notes = [h for h in hits if h.node.kind in DERIVED]
     chosen = _select(turns, budget, caps, question, whole) + _select(notes, derived, caps, question)
+    rank = {h.node.id: i for i, h in enumerate(hits)}
+    chosen.sort(key=lambda h: rank[h.node.id])  # rank order, as subject groups read them
     return chosen or _best_cut(hits, budget, caps, question)
 
 

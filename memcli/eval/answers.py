@@ -85,6 +85,7 @@ class Verdict:
     key_facts: list[dict[str, Any]] = field(default_factory=list)
     tokens: int = 0
     error: str | None = None
+    outcome: str = "none"  # how the judge's request ended (memcli.llm.structured.OUTCOMES)
 
     def to_dict(self) -> dict[str, Any]:
         """The verdict as stored in a question's row."""
@@ -112,10 +113,11 @@ def judge(
     result = ask_structured(chat, [{"role": "user", "content": prompt}], JudgeReply)
     tokens = result.prompt_tokens + result.completion_tokens
     if result.value is None:
-        return Verdict(None, None, tokens=tokens, error=result.error)
+        return Verdict(None, None, tokens=tokens, error=result.error, outcome=result.outcome)
     facts = result.value.key_facts
     reward = sum(f.present for f in facts) / len(facts)
-    return Verdict(reward, result.value.correct, [f.model_dump() for f in facts], tokens)
+    dumped = [f.model_dump() for f in facts]
+    return Verdict(reward, result.value.correct, dumped, tokens, outcome=result.outcome)
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
@@ -135,6 +137,10 @@ def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
         "answer_failures": sum(1 for r in scored if r["generated"] is None),
         "judge_failures": len(scored) - len(judged),
         "dropped_citations": sum(len(r["dropped_citations"]) for r in scored),
+        "cited": sum(1 for r in scored if r["citations"]),
+        # How the requests ended: first_try, repaired, reasked, invalid, cut (salvaged).
+        "answer_outcomes": dict(Counter(r.get("answer_outcome", "none") for r in scored)),
+        "judge_outcomes": dict(Counter(r.get("judge_outcome", "none") for r in scored)),
     }
 
 
@@ -154,6 +160,7 @@ def score(
         "citations": result.citations,
         "dropped_citations": result.dropped,
         "answer_tokens": result.tokens,
+        "answer_outcome": result.outcome,
         "llm_calls": result.usage.get("llm_calls", 0),
         "cache_hits": result.usage.get("cache_hits", 0),
     }
@@ -170,6 +177,7 @@ def score(
         bleu1=bleu1(result.answer, qa["answer"]),
         judge=verdict.to_dict(),
         judge_tokens=verdict.tokens,
+        judge_outcome=verdict.outcome,
     )
     row["llm_calls"] += usage.calls
     row["cache_hits"] += usage.cache_hits

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pydantic
 
@@ -208,9 +208,13 @@ def ask_structured(
             {"role": "assistant", "content": reply.text},
             {"role": "user", "content": _reask(error or "it was invalid")},
         ]
-    # Nothing usable came back: a cache must not replay these replies on the next run.
+    _forget(chat, asked, schema)
+    return result
+
+
+def _forget(chat: ChatModel, asked: list[list[dict[str, str]]], schema: dict[str, Any]) -> None:
+    """Nothing usable came back: a cache must not replay these replies on the next run."""
     discard = getattr(chat, "discard", None)
     if discard is not None:
         for sent in asked:
             discard(sent, schema)
-    return result

@@ -97,29 +97,42 @@ def ask(
     result = Answer(question, packed.context, ranked[:k], about=packed.about)
     result.packed = [h.node.node_id for h in packed.included]
     if chat is not None:
-        packs = {budget: packed}
-
-        def repack(words: int) -> str:
-            packs[words] = packed_in(words)
-            return packs[words].context
-
-        reply, words = fitted_answer(mem, question, budget, packed.context, repack)
-        result.context, result.about = packs[words].context, packs[words].about
-        result.packed = [h.node.node_id for h in packs[words].included]
-        if reply.answer is None:
-            raise ModelOutputInvalid(
-                f"{chat.provider}:{chat.model} gave no usable answer in {reply.attempts} "
-                f"attempts ({reply.error})",
-                fix="use a model that follows JSON instructions (llm.model), "
-                "or --context-only to read the packed memory yourself",
-            )
-        result.answer, result.citations = reply.answer, reply.citations
-        result.usage = {
-            **reply.usage,
-            "prompt_tokens": reply.prompt_tokens,
-            "completion_tokens": reply.completion_tokens,
-        }
+        _answer(mem, chat, result, {budget: packed}, packed_in)
     return result
+
+
+def _answer(
+    mem: MemoryBase,
+    chat: ChatModel,
+    result: Answer,
+    packs: dict[int, Packed],
+    packed_in: Callable[[int], Packed],
+) -> None:
+    """Put the model's answer, citations and usage into `result`, whose context (with its
+    subject groups and packed hits) becomes the one the model read: packed again in fewer
+    words (`packed_in`) while the prompt did not fit. `packs`: word budget -> its packing."""
+    [(budget, packed)] = packs.items()
+
+    def repack(words: int) -> str:
+        packs[words] = packed_in(words)
+        return packs[words].context
+
+    reply, words = fitted_answer(mem, result.question, budget, packed.context, repack)
+    result.context, result.about = packs[words].context, packs[words].about
+    result.packed = [h.node.node_id for h in packs[words].included]
+    if reply.answer is None:
+        raise ModelOutputInvalid(
+            f"{chat.provider}:{chat.model} gave no usable answer in {reply.attempts} "
+            f"attempts ({reply.error})",
+            fix="use a model that follows JSON instructions (llm.model), "
+            "or --context-only to read the packed memory yourself",
+        )
+    result.answer, result.citations = reply.answer, reply.citations
+    result.usage = {
+        **reply.usage,
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+    }
 
 
 def fitted_answer(

@@ -6,13 +6,14 @@ operations in this package take the base, so they never import the API above the
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, TypeVar
 
 from memcli.config import Config
 from memcli.errors import EmbeddingMismatch, NotFound, did_you_mean
 from memcli.llm import ChatModel, Embedder, check_embedding, create_chat, create_embedder
 from memcli.store import Store, open_store
+from memcli.store.target import exists as target_exists
+from memcli.store.target import file_path, remove_new
 
 _UNSET: Any = object()
 _M = TypeVar("_M", bound="MemoryBase")
@@ -39,14 +40,15 @@ class MemoryBase:
         self.cfg = cfg
         self.space = cfg.space
         self._space_known = False  # require_space found this space in the store
-        path = Path(cfg.db_path).expanduser()
-        self.created = store is None and not path.exists()  # this Memory made the file
+        target = cfg.db_path
+        self.created = store is None and not target_exists(target)  # this Memory made the file
         if self.created and not create:
             raise NotFound(
-                f"no memory store at {path}",
+                f"no memory store at {file_path(target)}",
                 fix="ingest something first (memcli ingest FILE), or check --db / MEMCLI_DB",
             )
-        self.store = store if store is not None else open_store(path)
+        self.store = store if store is not None else open_store(target)
+        self._target = target
         self._embedder = embedder
         self._chat = chat
 
@@ -56,8 +58,7 @@ class MemoryBase:
         discard = failed and self.created and self._holds_nothing()
         self.store.close()
         if discard:
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.store.path}{suffix}").unlink(missing_ok=True)
+            remove_new(self._target)
 
     def require_space(self, option: str = "--space") -> None:
         """NotFound when the store holds spaces but not this one: a mistyped name (an

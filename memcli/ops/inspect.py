@@ -73,7 +73,7 @@ def stats(mem: MemoryBase, health: bool = True) -> StoreStats:
     identity = store.get_meta("embedding.identity")
     provider, _, model = (identity or mem.embedder_identity()).partition(":")
     return {
-        "db": str(store.path),
+        "db": store.location,
         "space": mem.space,
         "nodes": store.count_nodes(mem.space),
         "edges": store.count_edges(mem.space),

@@ -36,15 +36,13 @@ def _write(out: TextIO, record: dict[str, Any]) -> None:
 
 
 def _header(mem: MemoryBase, with_vectors: bool) -> dict[str, Any]:
-    from memcli.store.migrations import current_version
-
     store = mem.store
     dim = store.vector_dim()
     return {
         "record": fmt.HEADER,
         "format": fmt.FORMAT,
         "space": mem.space,
-        "schema": current_version(store.conn),
+        "schema": store.schema_version(),
         "memcli": version("memcli"),
         "exported_at": now_iso(),
         "embedding": {"identity": mem.stored_identity(), "dim": dim},

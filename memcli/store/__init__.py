@@ -1,6 +1,10 @@
-"""The one place with SQL: a memcli store is one SQLite file.
+"""The one place with SQL: a memcli store is one SQLite file, or a Postgres database.
 
-`Store` is the sum of one class per group of tables, each standing on the one below it:
+`Store` (store/interface.py) is what the rest of memcli calls; `open_store(target)` opens a
+SQLite file for a path and a Postgres database for a `postgresql://` URL (memcli.store.pg,
+whose driver comes with the `postgres` extra and is imported only then).
+
+`SqliteStore` is the sum of one class per group of tables, each standing on the one below it:
 
     StoreBase   connection, sqlite-utils view, transactions, meta      (base.py)
     FullText, Vectors   the search tables made at run time             (fts.py, vectors.py)
@@ -22,17 +26,19 @@ from memcli.errors import DatabaseError, NotFound
 from memcli.store.db import connect, connect_read_only, read_only_reason, refuse_foreign
 from memcli.store.edges import Edges
 from memcli.store.forgotten import Forgotten
+from memcli.store.interface import Store
 from memcli.store.listing import Listing
 from memcli.store.migrations import migrate, pending_migrations
 from memcli.store.prune import Pruning
 from memcli.store.stats import Stats
+from memcli.store.target import file_path, is_url, remove_new
 from memcli.store.transfer import Transfer
 from memcli.store.work import CONSOLIDATION_LOCK, Work
 
-__all__ = ["CONSOLIDATION_LOCK", "Store", "open_store"]
+__all__ = ["CONSOLIDATION_LOCK", "SqliteStore", "Store", "open_store"]
 
 
-class Store(Pruning, Forgotten, Listing, Transfer, Edges, Work, Stats):
+class SqliteStore(Pruning, Forgotten, Listing, Transfer, Edges, Work, Stats):
     """A migrated connection to one memcli database file."""
 
 
@@ -40,11 +46,20 @@ class Store(Pruning, Forgotten, Listing, Transfer, Edges, Work, Stats):
 READ_ONLY_ASKED = "it was opened for reading only"
 
 
-def open_store(path: str | os.PathLike[str], read_only: bool = False) -> Store:
-    """Open or create the store at `path` and bring its schema up to date. A file this
-    process may not write, or any file when `read_only` (which must exist then), is opened
-    read-only: SQLite refuses every write, and the store's own raise ReadOnlyStore."""
-    target = Path(path).expanduser()
+def open_store(target: str | os.PathLike[str], read_only: bool = False) -> Store:
+    """Open or create the store at `target`, a file path or a `postgresql://` URL, and bring
+    its schema up to date. A store this process may not write, or any store when
+    `read_only` (which must exist then), is opened read-only: the database refuses every
+    write, and the store's own raise ReadOnlyStore."""
+    if is_url(target):
+        from memcli.store.pg import open_pg_store
+
+        return open_pg_store(str(target), READ_ONLY_ASKED if read_only else None)
+    return _open_sqlite(file_path(target), read_only)
+
+
+def _open_sqlite(target: Path, read_only: bool) -> SqliteStore:
+    """Open or create the SQLite store file at `target`."""
     refuse_foreign(target)
     read_only_why = read_only_reason(target)
     if read_only and read_only_why is None:
@@ -54,14 +69,14 @@ def open_store(path: str | os.PathLike[str], read_only: bool = False) -> Store:
     return _opened(target, read_only_why)
 
 
-def _opened(target: Path, read_only: str | None) -> Store:
+def _opened(target: Path, read_only: str | None) -> SqliteStore:
     """The store at `target`, opened for writing unless `read_only` says why not."""
     new = not target.exists()
     try:
         conn = connect(target) if read_only is None else connect_read_only(target)
     except BaseException:
         if new:  # e.g. a full disk: no empty file left where a store was to be
-            _remove_new(target)
+            remove_new(target)
         raise
     try:
         if read_only is not None and pending_migrations(conn):
@@ -74,12 +89,6 @@ def _opened(target: Path, read_only: str | None) -> Store:
     except BaseException:
         conn.close()
         if new:
-            _remove_new(target)
+            remove_new(target)
         raise
-    return Store(conn, target, read_only)
-
-
-def _remove_new(target: Path) -> None:
-    """Remove a store file this process was creating, with SQLite's files beside it."""
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    return SqliteStore(conn, target, read_only)

@@ -45,6 +45,15 @@ class StoreBase:
 
     _memo: ReadCache | None = None  # set by use_read_cache
 
+    @property
+    def location(self) -> str:
+        """Where the store lives, for messages: its file's path."""
+        return str(self.path)
+
+    def schema_version(self) -> int:
+        """How many migrations the file has had."""
+        return int(self.conn.execute(sql.USER_VERSION).fetchone()[0])
+
     @cached_property
     def db(self) -> Database:
         """sqlite-utils' view of the connection, made on first use: writes use it, and a

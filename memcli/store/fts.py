@@ -55,15 +55,20 @@ def _terms(word: str) -> list[str]:
     return terms
 
 
-def fts_query(text: str) -> str:
-    """An FTS5 MATCH expression: every distinct content word, quoted, OR-ed together (for
-    CJK text, its character pairs as phrases)."""
+def query_terms(text: str) -> list[str]:
+    """The search terms of a question: every distinct content word (for CJK text, its
+    character pairs, as two words with a space between them), in order."""
     found = words(text)
     seen = dict.fromkeys(w for w in found if w not in STOPWORDS and len(w) > 1)
     if not seen:
         seen = dict.fromkeys(w for w in found if len(w) > 1 or _CJK_CHAR.match(w))
-    terms = dict.fromkeys(t for w in seen for t in _terms(w))
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return list(dict.fromkeys(t for w in seen for t in _terms(w)))
+
+
+def fts_query(text: str) -> str:
+    """An FTS5 MATCH expression: every distinct content word, quoted, OR-ed together (for
+    CJK text, its character pairs as phrases)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms(text))
 
 
 class FullText(StoreBase):

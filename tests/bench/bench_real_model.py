@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import gzip
 import json
+import signal
 import sys
 import tempfile
 import time
@@ -124,6 +125,8 @@ def main() -> None:
     parser.add_argument("--only", choices=["locomo", "chats"], default=None)
     parser.add_argument("--json-out", type=Path, default=None)
     args = parser.parse_args()
+    # SIGTERM unwinds like Ctrl-C, so the server started below is stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     server = None
     url = args.url
     if url is None:

@@ -1,0 +1,287 @@
+"""Full-text search in Postgres, ranked by the same BM25 as the SQLite store's FTS5.
+
+A node's full-text row holds a `tsvector` of stems, each position labelled with the part of
+the row it came from (A: the text, B: the speaker, C: a turn's context, the opening words of
+the turns before it; memcli.store.fts explains why). memcli splits words as FTS5's unicode61
+tokenizer does (letters and digits, case and diacritics folded, each CJK character a word,
+and CJK character pairs as extra terms, which the SQLite store searches as phrases) and
+stems them with Postgres' English Snowball stemmer; it builds the tsvector itself, so the
+server's parser and locale never change a word.
+
+BM25 is computed in SQL exactly as FTS5's bm25() is (k1 1.2, b 0.75, IDF floored at 1e-6, a
+term's frequency weighted by column: text 1, speaker 0.5, context 0.3; a row's length is its
+words in every column), from statistics kept per space by triggers (text_terms: in how many
+rows of a space each stem occurs; text_stats: rows and words per space), so one space's
+words never change another's ranking, as with SQLite's table per space.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from memcli.store.fts import (
+    _CJK_CHAR,
+    CONTEXT_TURNS,
+    CONTEXT_WEIGHT,
+    CONTEXT_WORDS,
+    indexed_text,
+    query_terms,
+)
+from memcli.store.pg.schema import CONTEXT_WEIGHT as C
+from memcli.store.pg.schema import SPEAKER_WEIGHT as B
+from memcli.store.pg.schema import TEXT_WEIGHT as A
+from memcli.store.pg.words import Words, count_words
+
+_TOKEN = re.compile(r"[^\W_]+")
+_CJK_RUN = re.compile(f"{_CJK_CHAR.pattern[1:-1]}+")
+_CJK_GAP = re.compile(f"(?<={_CJK_CHAR.pattern[1:-1]})\\s+(?={_CJK_CHAR.pattern[1:-1]})")
+MAX_POSITION = 16383  # a tsvector's last position; later words share it
+_STEM_CACHE_MAX = 200_000
+
+# Each batch is one statement, so the statistics triggers run once per batch: a trigger
+# per row would update a space's `text_stats` row once per row, and a row updated thousands
+# of times in one transaction gets slower with each update.
+_UPSERT = (
+    "INSERT INTO text_rows (node, space, kind, body, speaker, context, tokens, terms)"
+    " SELECT n, %s, k, b, s, '', c, v::tsvector FROM unnest(%s::bigint[], %s::text[],"
+    " %s::text[], %s::text[], %s::int[], %s::text[]) AS r(n, k, b, s, c, v)"
+    " ON CONFLICT (node) DO UPDATE SET space = excluded.space, kind = excluded.kind,"
+    " body = excluded.body, speaker = excluded.speaker, context = '',"
+    " tokens = excluded.tokens, terms = excluded.terms"
+)
+_SET_CONTEXT = (
+    "UPDATE text_rows t SET context = u.c, tokens = u.n, terms = u.v::tsvector FROM"
+    " unnest(%s::bigint[], %s::text[], %s::int[], %s::text[]) AS u(node, c, n, v)"
+    " WHERE t.node = u.node"
+)
+_TURNS = (
+    "SELECT id, seq, text FROM nodes WHERE space = %s AND kind = 'episode'"
+    " AND session IS NOT DISTINCT FROM %s"
+)
+_TURNS_BEFORE = f"{_TURNS} AND seq < %s ORDER BY seq DESC, id DESC LIMIT %s"
+_TURNS_BETWEEN = f"{_TURNS} AND seq BETWEEN %s AND %s ORDER BY seq, id"
+_TURNS_AFTER = f"{_TURNS} AND seq > %s ORDER BY seq, id LIMIT %s"
+# The query's words are stemmed here too (one round trip). `found` is a matching row's
+# tsvector cut down to the query's stems (every other stem deleted, in C): several times
+# faster than unnesting whole rows in SQL, measured on a dev store.
+_SEARCH = """
+WITH q AS (SELECT COALESCE((ts_lexize('memcli_stem', w))[1], w) AS term, count(*) AS times
+           FROM unnest(%(words)s::text[]) AS w GROUP BY 1),
+st AS (SELECT docs::float8 AS n, tokens::float8 / GREATEST(docs, 1) AS avgdl
+       FROM text_stats WHERE space = %(space)s),
+idf AS (SELECT q.term, q.times * GREATEST(ln((st.n - d.docs + 0.5) / (d.docs + 0.5)), 1e-6) AS w
+        FROM q JOIN text_terms d ON d.space = %(space)s AND d.term = q.term CROSS JOIN st),
+hits AS (SELECT r.node, r.tokens,
+            ts_delete(r.terms, tsvector_to_array(ts_delete(r.terms,
+                (SELECT array_agg(term) FROM q)))) AS found
+         FROM text_rows r WHERE r.space = %(space)s {kinds}
+             AND r.terms @@ (SELECT string_agg(quote_literal(term), ' | ')::tsquery FROM q)),
+tf AS (SELECT h.node, h.tokens, u.lexeme, (SELECT sum(CASE x WHEN 'A' THEN 1.0 WHEN 'B' THEN 0.5
+            WHEN 'C' THEN %(context)s ELSE 0.0 END) FROM unnest(u.weights) AS x) AS freq
+       FROM hits h CROSS JOIN LATERAL unnest(h.found) AS u)
+SELECT tf.node, sum(idf.w * tf.freq * 2.2 / (tf.freq + 1.2 * (0.25 + 0.75 * tf.tokens / st.avgdl)))
+FROM tf JOIN idf ON idf.term = tf.lexeme CROSS JOIN st
+GROUP BY tf.node ORDER BY 2 DESC, tf.node LIMIT %(limit)s
+"""
+
+
+def fold(text: str) -> str:
+    """Lower case without diacritics, as unicode61 (remove_diacritics 2) reads text."""
+    decomposed = unicodedata.normalize("NFD", text.lower())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def tokens(text: str) -> list[str]:
+    """The words FTS5 would index for this text (as indexed: CJK characters split)."""
+    return _TOKEN.findall(fold(text))
+
+
+def cjk_pairs(text: str) -> list[str]:
+    """Each pair of adjacent CJK characters, as one term (the phrases a query asks for).
+    Characters with only spaces between them are adjacent words to FTS5, so they pair too
+    (indexed text has a space around every CJK character)."""
+    joined = _CJK_GAP.sub("", text)
+    return [fold(a + b) for run in _CJK_RUN.findall(joined) for a, b in itertools.pairwise(run)]
+
+
+def _columns(rows: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
+    """Rows as one list per column, for a statement that unnests arrays."""
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+def _quote(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+class FullText(Words):
+    """Node text in `text_rows`, one row per node, every space in one table."""
+
+    _stems: dict[str, str] | None = None
+
+    def stems(self, words: Iterable[str]) -> dict[str, str]:
+        """The stem of each word (Postgres' English Snowball stemmer), cached per store."""
+        if self._stems is None or len(self._stems) > _STEM_CACHE_MAX:
+            self._stems = {}
+        missing = sorted(set(words) - self._stems.keys())
+        if missing:
+            rows = self.run(
+                "SELECT w, (ts_lexize('memcli_stem', w))[1] FROM unnest(%s::text[]) AS w",
+                (missing,),
+            )
+            self._stems.update((w, s or w) for w, s in rows)
+        return self._stems
+
+    def terms_literal(self, parts: Sequence[tuple[str, str]]) -> tuple[int, str]:
+        """(word count, tsvector literal) of (weight, indexed text) parts."""
+        found = [(w, [*tokens(text), *cjk_pairs(text)], len(tokens(text))) for w, text in parts]
+        stems = self.stems(t for _, words, _ in found for t in words)
+        places: dict[str, list[str]] = {}
+        position = 0
+        for weight, words, _ in found:
+            for word in words:
+                position = min(position + 1, MAX_POSITION)
+                places.setdefault(stems[word], []).append(f"{position}{weight}")
+        literal = " ".join(f"{_quote(s)}:{','.join(p[:256])}" for s, p in places.items())
+        return sum(n for _, _, n in found), literal
+
+    def index_texts(self, space: str, rows: Iterable[tuple[int, str, str, str | None]]) -> None:
+        """Write (or rewrite) the full-text rows of (node id, kind, text, speaker) of one
+        space, turns with their context. Call inside a transaction."""
+        rows = list(rows)
+        turns = [(i, indexed_text(text)) for i, kind, text, _ in rows if kind == "episode"]
+        if turns:  # a turn indexed again first takes its old words away
+            count_words(self, space, self._turn_texts([i for i, _ in turns]), -1)
+            count_words(self, space, (text for _, text in turns), 1)
+        latest = {node_id: (kind, text, speaker) for node_id, kind, text, speaker in rows}
+        values = []
+        for node_id, (kind, text, speaker) in latest.items():
+            body, who = indexed_text(text), speaker or ""
+            values.append((node_id, kind, body, who, *self.terms_literal([(A, body), (B, who)])))
+        if values:
+            self.run(_UPSERT, (space, *_columns(values)))
+        self.index_context([node_id for node_id, kind, _, _ in rows if kind == "episode"])
+
+    def index_text(
+        self, space: str, node_id: int, kind: str, text: str, speaker: str | None
+    ) -> None:
+        """Write (or rewrite) a node's full-text row. Call inside a transaction."""
+        self.index_texts(space, [(node_id, kind, text, speaker)])
+
+    def index_cjk_again(self, rows: Iterable[tuple[int, str, str, str, str | None]]) -> int:
+        """Rewrite the full-text rows of the nodes, of (id, space, kind, text, speaker),
+        whose text holds CJK characters. Call inside a transaction; how many were."""
+        by_space: dict[str, list[tuple[int, str, str, str | None]]] = {}
+        for node_id, space, kind, text, speaker in rows:
+            if _CJK_CHAR.search(text):
+                by_space.setdefault(space, []).append((node_id, kind, text, speaker))
+        for space, items in by_space.items():
+            self.index_texts(space, items)
+        return sum(map(len, by_space.values()))
+
+    def unindex_text(self, rows: Iterable[tuple[int, str]]) -> None:
+        """Remove the full-text rows of (node id, space) pairs. Call inside a transaction."""
+        by_space: dict[str, list[int]] = {}
+        for node_id, space in rows:
+            by_space.setdefault(space, []).append(node_id)
+        for space, ids in by_space.items():
+            count_words(self, space, self._turn_texts(ids), -1)
+            self.run("DELETE FROM text_rows WHERE node = ANY(%s::bigint[])", (ids,))
+
+    def _turn_texts(self, ids: list[int]) -> list[str]:
+        """The indexed texts of those of these rows that are turns."""
+        rows = self.run(
+            "SELECT body FROM text_rows WHERE kind = 'episode' AND node = ANY(%s::bigint[])",
+            (ids,),
+        )
+        return [str(r[0]) for r in rows]
+
+    def text_search(
+        self, space: str, query: str, limit: int, kinds: Sequence[str] | None = None
+    ) -> list[tuple[int, float]]:
+        """(node id, BM25 score, higher is better) for a free-text query within a space."""
+        words: list[str] = []
+        for term in query_terms(query):
+            words += cjk_pairs(term.replace(" ", "")) if " " in term else tokens(term)
+        if not words or limit <= 0:
+            return []
+        args: dict[str, Any] = {
+            "words": words, "space": space, "limit": int(limit), "context": CONTEXT_WEIGHT,
+            "kinds": list(kinds or ()),
+        }  # fmt: skip
+        where = "AND r.kind = ANY(%(kinds)s::text[])" if kinds else ""
+        rows = self.run(_SEARCH.format(kinds=where), args)
+        return [(int(node), float(score)) for node, score in rows]
+
+    # -- a turn's context -----------------------------------------------------------
+
+    def index_context(self, turns: Iterable[int], removed: bool = False) -> None:
+        """Rewrite the context of these turns and of the turns after them; with `removed`
+        (the turns are about to be deleted) only that of their followers. Call inside a
+        transaction."""
+        for space, session, lo, hi, ids in self._runs(turns):
+            window = self._session_window(space, session, lo, hi)
+            kept = [w for w in window if not (removed and w[0] in ids)]
+            first = min(i for i, w in enumerate(window) if w[0] in ids)
+            changed = {w[0] for w in window[first:]} - (ids if removed else set())
+            contexts = {
+                w[0]: _context(kept[max(0, i - CONTEXT_TURNS) : i])
+                for i, w in enumerate(kept)
+                if w[0] in changed
+            }
+            self._write_contexts(contexts)
+
+    def _write_contexts(self, contexts: dict[int, str]) -> None:
+        if not contexts:
+            return
+        rows = self.run(
+            "SELECT node, body, speaker FROM text_rows WHERE node = ANY(%s::bigint[])",
+            (list(contexts),),
+        ).fetchall()
+        columns: list[list[Any]] = [[], [], [], []]
+        for node_id, body, speaker in rows:
+            size, terms = self.terms_literal([(A, body), (B, speaker), (C, contexts[node_id])])
+            for column, value in zip(
+                columns, (node_id, contexts[node_id], size, terms), strict=True
+            ):
+                column.append(value)
+        if rows:
+            self.run(_SET_CONTEXT, columns)
+
+    def _runs(self, turns: Iterable[int]) -> list[tuple[str, str | None, int, int, set[int]]]:
+        """(space, session, lowest seq, highest seq, ids) of the given turns, per session."""
+        ids = list(dict.fromkeys(turns))
+        if not ids:
+            return []
+        runs: dict[tuple[str, str | None], list[tuple[int, int]]] = {}
+        rows = self.run(
+            "SELECT id, space, session, seq FROM nodes WHERE id = ANY(%s::bigint[])"
+            " AND kind = 'episode' AND seq IS NOT NULL",
+            (ids,),
+        )
+        for node_id, space, session, seq in rows:
+            runs.setdefault((space, session), []).append((int(seq), int(node_id)))
+        return [
+            (space, session, min(p)[0], max(p)[0], {i for _, i in p})
+            for (space, session), p in runs.items()
+        ]
+
+    def _session_window(
+        self, space: str, session: str | None, lo: int, hi: int
+    ) -> list[tuple[int, int, str]]:
+        """(id, seq, text) of a session's turns from CONTEXT_TURNS before `lo` to
+        CONTEXT_TURNS after `hi`, in order."""
+        before = self.run(_TURNS_BEFORE, (space, session, lo, CONTEXT_TURNS)).fetchall()
+        inside = self.run(_TURNS_BETWEEN, (space, session, lo, hi)).fetchall()
+        after = self.run(_TURNS_AFTER, (space, session, hi, CONTEXT_TURNS)).fetchall()
+        return [(int(i), int(q), str(t)) for i, q, t in [*reversed(before), *inside, *after]]
+
+
+def _context(before: Sequence[tuple[int, int, str]]) -> str:
+    """The opening words of the last CONTEXT_TURNS turns before a turn, oldest first."""
+    return indexed_text(
+        " ".join(" ".join(text.split()[:CONTEXT_WORDS]) for _, _, text in before[-CONTEXT_TURNS:])
+    )

