@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from memcli.retrieval.params import FirstPassParams
 from memcli.retrieval.related import related_words
-from memcli.store.interface import column_search
 from memcli.store.vectors import KNN_MAX
 
 if TYPE_CHECKING:
@@ -87,7 +86,7 @@ def first_pass(
     # First: it embeds its words with the query, in one model call.
     related = related_words(ctx, query, params.related_words, params.related_similarity)
     found = FirstPass(query, vector=ctx.query_vector(query))
-    rows = column_search(ctx.store, ctx.space, query, wide, kinds)
+    rows = ctx.store.text_search_columns(ctx.space, query, wide, kinds)
     for node_id, total, text, speaker, context in rows:
         found.lexical[node_id] = total
         found.words[node_id], found.speaker[node_id], found.context[node_id] = (

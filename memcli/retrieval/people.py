@@ -20,7 +20,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memcli.store.interface import speaker_named
 from memcli.text import STOPWORDS, name_words, strip_possessive
 
 if TYPE_CHECKING:
@@ -49,7 +48,7 @@ def named_speakers(ctx: SearchContext, question: str) -> People:
     for word in dict.fromkeys(strip_possessive(w) for w in name_words(question)):
         if not word[:1].isupper() or word.lower() in STOPWORDS or len(word) < 2:
             continue
-        speaker = speaker_named(ctx.store, ctx.space, word) or addressee(ctx, word)
+        speaker = ctx.store.speaker_named(ctx.space, word) or addressee(ctx, word)
         if speaker is not None:
             found[word] = speaker.lower()
     if not found:

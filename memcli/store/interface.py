@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from memcli.models import Edge, Node
@@ -356,38 +356,3 @@ class Store(Protocol):
     def put_node_rows(self, space: str, rows: Sequence[dict[str, Any]]) -> None: ...
     def put_edge_rows(self, space: str, rows: Iterable[dict[str, Any]]) -> int: ...
     def put_source_row(self, space: str, row: dict[str, Any]) -> int: ...
-
-
-@runtime_checkable
-class ColumnSearch(Protocol):
-    """Full-text reads a backend may add beside `Store` (SQLite has them; the Postgres store
-    gains them on its own branch): callers go through `column_search` and `speaker_named`
-    below, which fall back to what every store has."""
-
-    def text_search_columns(
-        self, space: str, query: str, limit: int, kinds: Sequence[str] | None = None
-    ) -> list[tuple[int, float, float, float, float]]:
-        """As `text_search`, each row with its columns' own BM25: (node id, weighted total,
-        text, speaker, context)."""
-        ...
-
-    def speaker_named(self, space: str, word: str) -> str | None:
-        """The speaker of the space's memories whose name holds this word, or None."""
-        ...
-
-
-def column_search(
-    store: Store, space: str, query: str, limit: int, kinds: Sequence[str] | None = None
-) -> list[tuple[int, float, float, float, float]]:
-    """`text_search_columns` where the backend has it; else each row's total counts as its
-    own words' BM25 (a store without per-column scores still ranks, without the split)."""
-    if isinstance(store, ColumnSearch):
-        return store.text_search_columns(space, query, limit, kinds)
-    return [(i, s, s, 0.0, 0.0) for i, s in store.text_search(space, query, limit, kinds)]
-
-
-def speaker_named(store: Store, space: str, word: str) -> str | None:
-    """`speaker_named` where the backend has it; else None (names stay words to match)."""
-    if isinstance(store, ColumnSearch):
-        return store.speaker_named(space, word)
-    return None
