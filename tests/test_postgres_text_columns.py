@@ -98,3 +98,19 @@ def test_a_name_of_two_words_is_a_phrase_in_the_speaker_only(both: Any) -> None:
         assert store.speaker_named("default", "Ana Lopez") == "Ana Lopez"
         assert store.speaker_named("default", "Lopez Ana") is None  # not in that order
         assert store.speaker_named("default", "Ana said") is None  # "said" is in a text
+
+
+def test_of_two_speakers_sharing_a_word_the_first_to_speak_is_named(both: Any) -> None:
+    for store in both:
+        with store.transaction():
+            later = store.insert_node("default", "episode", "hello", speaker="Cara Lopez")
+            first = [
+                n.id for n in store.iter_nodes("default", "episode") if n.speaker == "Ana Lopez"
+            ]
+            # Rewritten rows move to the end of Postgres' table: the first row it comes to
+            # is then the later speaker's, not the one with the lowest id.
+            for node_id in first:
+                store.update_node(node_id, text="rewritten")
+        assert later > max(first)
+        assert store.speaker_named("default", "Lopez") == "Ana Lopez"
+        assert store.speaker_named("default", "Cara") == "Cara Lopez"
