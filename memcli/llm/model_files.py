@@ -9,7 +9,6 @@ revision whose files are checked against their SHA-256 before they are used.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -260,6 +259,8 @@ def _stream(
     httpx: Any, url: str, out: Any, size: int, timeout: float, progress: Progress, label: str
 ) -> tuple[str, int]:
     """Copy the response body to `out`, returning its SHA-256 and length."""
+    import hashlib  # (OpenSSL's start-up is paid only when a file is checked)
+
     from memcli.llm.retry import timeouts
 
     digest, got = hashlib.sha256(), 0
@@ -320,6 +321,8 @@ class ByteBar:
 
 def file_sha256(path: Path, memo_dir: Path) -> str:
     """SHA-256 of a large file, remembered by path, size and mtime so it is hashed once."""
+    import hashlib
+
     stat = path.stat()
     key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
     memo = memo_dir / hashlib.sha1(key.encode()).hexdigest()

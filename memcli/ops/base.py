@@ -6,14 +6,17 @@ operations in this package take the base, so they never import the API above the
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memcli.config import Config
 from memcli.errors import EmbeddingMismatch, NotFound, did_you_mean
 from memcli.llm import ChatModel, Embedder, check_embedding, create_chat, create_embedder
-from memcli.store import Store, open_store
+from memcli.store import open_store
 from memcli.store.target import exists as target_exists
 from memcli.store.target import file_path, remove_new
+
+if TYPE_CHECKING:
+    from memcli.store import Store
 
 _UNSET: Any = object()
 _M = TypeVar("_M", bound="MemoryBase")

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from memcli.errors import DatabaseError, NotFound
 from memcli.store.db import connect, connect_read_only, read_only_reason, refuse_foreign
 from memcli.store.edges import Edges
 from memcli.store.forgotten import Forgotten
-from memcli.store.interface import Store
 from memcli.store.listing import Listing
 from memcli.store.migrations import migrate, pending_migrations
 from memcli.store.prune import Pruning
@@ -35,7 +35,20 @@ from memcli.store.target import file_path, is_url, remove_new
 from memcli.store.transfer import Transfer
 from memcli.store.work import CONSOLIDATION_LOCK, Work
 
+if TYPE_CHECKING:
+    from memcli.store.interface import Store
+
 __all__ = ["CONSOLIDATION_LOCK", "SqliteStore", "Store", "open_store"]
+
+
+def __getattr__(name: str) -> Any:
+    # The protocol is for type checking and the contract tests; building a Protocol class
+    # costs a cold command a few milliseconds, so it is imported only when asked for.
+    if name == "Store":
+        from memcli.store.interface import Store
+
+        return Store
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class SqliteStore(Pruning, Forgotten, Listing, Transfer, Edges, Work, Stats):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -32,23 +33,34 @@ CONTEXT_WEIGHT = 0.3
 # such character is indexed as a token of its own, and a query asks for its runs' adjacent
 # pairs (bigrams, as phrases): the usual way to search CJK text without a dictionary. Text
 # without these characters is indexed and queried exactly as before.
+# Compiling a class of these ranges costs about a millisecond each, so the patterns are
+# compiled when a text first holds a character outside ASCII, not when a command starts.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_CJK_CHAR = re.compile(f"([{_CJK}])")
-_CJK_RUN = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
+CJK_CLASS = f"[{_CJK}]"
+
+
+@functools.cache
+def _pattern(source: str) -> re.Pattern[str]:
+    return re.compile(source)
+
+
+def has_cjk(text: str) -> bool:
+    """Whether the text holds a Chinese, Japanese or Korean character."""
+    return not text.isascii() and _pattern(CJK_CLASS).search(text) is not None
 
 
 def indexed_text(text: str) -> str:
     """Node text as the full-text index holds it: each CJK character a word of its own."""
-    return _CJK_CHAR.sub(r" \1 ", text) if _CJK_CHAR.search(text) else text
+    return _pattern(f"({CJK_CLASS})").sub(r" \1 ", text) if has_cjk(text) else text
 
 
 def _terms(word: str) -> list[str]:
     """A query word's search terms: itself, or for CJK runs inside it their bigrams."""
-    if not _CJK_CHAR.search(word):
+    if not has_cjk(word):
         return [word]
     terms: list[str] = []
-    for run in _CJK_RUN.findall(word):
-        if not _CJK_CHAR.match(run) or len(run) == 1:
+    for run in _pattern(f"{CJK_CLASS}+|[^{_CJK}]+").findall(word):
+        if not has_cjk(run) or len(run) == 1:
             terms.append(run)
         else:
             terms += [f"{a} {b}" for a, b in itertools.pairwise(run)]
@@ -61,7 +73,7 @@ def query_terms(text: str) -> list[str]:
     found = words(text)
     seen = dict.fromkeys(w for w in found if w not in STOPWORDS and len(w) > 1)
     if not seen:
-        seen = dict.fromkeys(w for w in found if len(w) > 1 or _CJK_CHAR.match(w))
+        seen = dict.fromkeys(w for w in found if len(w) > 1 or has_cjk(w))
     return list(dict.fromkeys(t for w in seen for t in _terms(w)))
 
 
@@ -109,7 +121,7 @@ class FullText(StoreBase):
         Call inside a transaction; returns how many rows were rewritten."""
         by_space: dict[str, list[tuple[int, str, str, str | None]]] = {}
         for node_id, space, kind, text, speaker in rows:
-            if _CJK_CHAR.search(text):
+            if has_cjk(text):
                 by_space.setdefault(space, []).append((node_id, kind, text, speaker))
         for space, items in by_space.items():
             self.index_texts(space, items)

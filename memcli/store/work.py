@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,6 +32,13 @@ _MARK = sql.insert("processed", ("space", "stage", "node"), "IGNORE")
 
 # Held by a consolidation run, and by prune (which must not remove episodes under it).
 CONSOLIDATION_LOCK = "consolidate"
+
+
+def _host() -> str:
+    """This machine's name, as a lock records it (socket is imported only for locks)."""
+    import socket
+
+    return socket.gethostname()
 
 
 @dataclass
@@ -85,7 +91,7 @@ def holder_state(row: dict[str, Any]) -> str:
     """`running` (its process is alive here), `gone` (it died, or its pid now belongs to a
     process started after the lock was taken), or `unknown` (another host or container,
     where nothing can be checked)."""
-    if row["host"] != socket.gethostname():
+    if row["host"] != _host():
         return "unknown"
     if not _pid_alive(row["pid"]):
         return "gone"
@@ -204,7 +210,7 @@ class Work(StoreBase):
         A lock whose holder is gone (same host: the process died, or its pid was reused by
         a later process) is taken over.
         """
-        host = socket.gethostname()
+        host = _host()
         locks = self.table("locks")
         with self.transaction():
             for row in list(locks.rows_where("name = ?", [name])):
@@ -241,7 +247,7 @@ class Work(StoreBase):
         """Release a lock this process holds."""
         with self.transaction():
             self.table("locks").delete_where(
-                "name = ? AND pid = ? AND host = ?", [name, os.getpid(), socket.gethostname()]
+                "name = ? AND pid = ? AND host = ?", [name, os.getpid(), _host()]
             )
 
     @contextmanager

@@ -24,10 +24,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memcli.store.fts import (
-    _CJK_CHAR,
+    CJK_CLASS,
     CONTEXT_TURNS,
     CONTEXT_WEIGHT,
     CONTEXT_WORDS,
+    has_cjk,
     indexed_text,
     query_terms,
 )
@@ -37,8 +38,8 @@ from memcli.store.pg.schema import TEXT_WEIGHT as A
 from memcli.store.pg.words import Words, count_words
 
 _TOKEN = re.compile(r"[^\W_]+")
-_CJK_RUN = re.compile(f"{_CJK_CHAR.pattern[1:-1]}+")
-_CJK_GAP = re.compile(f"(?<={_CJK_CHAR.pattern[1:-1]})\\s+(?={_CJK_CHAR.pattern[1:-1]})")
+_CJK_RUN = re.compile(f"{CJK_CLASS}+")
+_CJK_GAP = re.compile(f"(?<={CJK_CLASS})\\s+(?={CJK_CLASS})")
 MAX_POSITION = 16383  # a tsvector's last position; later words share it
 _STEM_CACHE_MAX = 200_000
 
@@ -199,7 +200,7 @@ class FullText(Words):
         whose text holds CJK characters. Call inside a transaction; how many were."""
         by_space: dict[str, list[tuple[int, str, str, str | None]]] = {}
         for node_id, space, kind, text, speaker in rows:
-            if _CJK_CHAR.search(text):
+            if has_cjk(text):
                 by_space.setdefault(space, []).append((node_id, kind, text, speaker))
         for space, items in by_space.items():
             self.index_texts(space, items)
