@@ -1,7 +1,7 @@
 """Every question's candidate pool with its signals and gold labels, for fitting the default.
 
     nice -n 5 .venv/bin/python -m tests.bench.rank_dump --out .bench/pools.npz \
-        [--genres locomo,beam,realtalk] [--cache DIR] [--pagerank]
+        [--genres locomo,beam,realtalk] [--cache DIR] [--pagerank] [--extra]
 
 For each question of the three dev genres (tests/bench/genres.py: the same data, the same
 cached stores), the default's first pass and candidate pool (memcli.retrieval.firstpass,
@@ -32,11 +32,15 @@ from memcli.retrieval.firstpass import ranked
 from memcli.retrieval.params import SIGNALS, GraphParams, HybridParams
 from memcli.retrieval.relevance import Relevance
 from tests.bench.genres import CACHE, DATA, GENRES, load_genre, shared_models
+from tests.bench.rank_extra import EXTRA, extra_rows
 
 
-def question_rows(ctx: SearchContext, question: str, pagerank: bool) -> dict[str, Any]:
+def question_rows(
+    ctx: SearchContext, question: str, pagerank: bool, extra: dict[int, Any] | None = None
+) -> dict[str, Any]:
     """The pool of one question as `hybrid` scores it (memcli.retrieval.relevance): node
-    ids, refs, the signal matrix, ranks in the full-text and vector lists."""
+    ids, refs, the signal matrix, ranks in the full-text and vector lists; with `extra`
+    (a cache of contextual vectors), the columns of tests/bench/rank_extra.py too."""
     params = ctx.params("hybrid", HybridParams)
     found = Relevance.of(ctx, question, params.candidates)
     ids = list(found.rows)
@@ -49,8 +53,11 @@ def question_rows(ctx: SearchContext, question: str, pagerank: bool) -> dict[str
         "x": np.array([[found.rows[i][s] for s in SIGNALS] for i in ids], dtype=np.float32),
         "lex_rank": [lex.get(i, 9999) for i in ids],
         "cos_rank": [cos.get(i, 9999) for i in ids],
-        "joined": [found.joined[i] is not None for i in ids],
+        "sessions": [nodes[i].session or "" for i in ids],
+        "seqs": [nodes[i].seq if nodes[i].seq is not None else -1 for i in ids],
     }
+    if extra is not None:
+        out["x"] = np.hstack([out["x"], extra_rows(ctx, found, ids, extra)])
     if pagerank:
         out["pagerank"] = _pagerank(ctx, found, ids)
     return out
@@ -85,11 +92,12 @@ def dump(args: argparse.Namespace) -> dict[str, Any]:
         for conv in genre.bench.conversations:
             db, _ = built_store(conv, cfg, args.cache / name, shared, code=code)
             mem = Memory(_on(cfg, db), **shared)
+            vectors: dict[int, Any] | None = {} if args.extra else None
             started = time.perf_counter()
             try:
                 for index, qa in enumerate(conv.questions):
                     ctx = SearchContext(mem.store, mem.space, mem.embedder, cfg.retrieval)
-                    found = question_rows(ctx, qa["question"], args.pagerank)
+                    found = question_rows(ctx, qa["question"], args.pagerank, vectors)
                     label = genre.bench.labels.get(qa["category"], str(qa["category"]))
                     found.update(genre=name, conversation=conv.name, index=index,
                                  question=qa["question"], gold=list(qa["gold"]),
@@ -100,7 +108,7 @@ def dump(args: argparse.Namespace) -> dict[str, Any]:
             took = time.perf_counter() - started
             print(f"{name} {conv.name}: {len(conv.questions)} questions in {took:.1f} s",
                   file=sys.stderr, flush=True)  # fmt: skip
-    return {"signals": list(SIGNALS), "questions": out}
+    return {"signals": [*SIGNALS, *(EXTRA if args.extra else ())], "questions": out}
 
 
 def _on(cfg: Config, db: Path) -> Config:
@@ -136,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--pagerank", action="store_true")
+    parser.add_argument("--extra", action="store_true", help="tests/bench/rank_extra.py too")
 
     args = parser.parse_args(argv)
     save(dump(args), args.out)
