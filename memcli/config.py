@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.config_schema import (
+    REMOVED_RETRIEVAL_KEYS,
     SECTIONS,
     Config,
     ConsolidationConfig,
@@ -48,11 +49,12 @@ def user_config_path() -> Path:
     return Path(user_config_dir("memcli", appauthor=False)) / "config.yaml"
 
 
-_NOT_A_KEY = "source_file"  # set by load_config, never read from a file or the environment
+# Set by load_config, never read from a file or the environment.
+_NOT_KEYS = ("source_file", "notices")
 
 
 def _keys(cls: type) -> list[str]:
-    return [f.name for f in dataclasses.fields(cls) if f.name != _NOT_A_KEY]
+    return [f.name for f in dataclasses.fields(cls) if f.name not in _NOT_KEYS]
 
 
 def _unknown_key(key: Any, known: list[str], where: str) -> ConfigError:
@@ -173,8 +175,9 @@ def _validate(
     `given`: the sources merged into `data` (see `layers`), to name the one at fault."""
     from pydantic import TypeAdapter, ValidationError
 
-    if _NOT_A_KEY in data:
-        raise _unknown_key(_NOT_A_KEY, _keys(Config), where)
+    for name in _NOT_KEYS:
+        if name in data:
+            raise _unknown_key(name, _keys(Config), where)
     try:
         return TypeAdapter(Config).validate_python(data)
     except ValidationError as exc:
@@ -201,12 +204,14 @@ def _env_layer(env: Mapping[str, str]) -> dict[str, Any]:
             continue
         key = name[len(ENV_PREFIX) :].lower()
         section, _, rest = key.partition("_")
+        if section == "retrieval" and rest in REMOVED_RETRIEVAL_KEYS:
+            continue  # read with a warning (_removed_keys)
         if section in SECTIONS and rest:
             known = _keys(hints[section])
             if rest not in known:
                 raise _unknown_key(rest, known, f"environment variable {name}")
             layer.setdefault(section, {})[rest] = value
-        elif key in hints and key not in SECTIONS and key != _NOT_A_KEY:
+        elif key in hints and key not in SECTIONS and key not in _NOT_KEYS:
             layer[key] = value
         else:
             raise _unknown_key(key, _keys(Config), f"environment variable {name}")
@@ -290,13 +295,42 @@ def load_config(
 ) -> Config:
     """Build the effective settings from defaults, a file, the environment and flags."""
     path, given = layers(config_path, env, overrides)
+    notices = _removed_keys(path, given, os.environ if env is None else env)
     merged: dict[str, Any] = {}
     for _, layer in given:
         merged = _merge(merged, layer)
     cfg = _plain(merged) if path is None else None
     if cfg is None:
         cfg = _validate(merged, str(path) if path else "config", given)
-    return dataclasses.replace(cfg, source_file=str(path) if path else None)
+    return dataclasses.replace(cfg, source_file=str(path) if path else None, notices=notices)
+
+
+def _removed_keys(
+    path: Path | None, given: list[tuple[str, dict[str, Any]]], env: Mapping[str, str]
+) -> tuple[str, ...]:
+    """Take the retrieval keys that strategy parameters replaced out of the file's layer
+    (the environment's were skipped by _env_layer), and say which were set and where."""
+    notices = []
+    file_layer = given[0][1]
+    section = file_layer.get("retrieval")
+    if isinstance(section, dict):
+        old = sorted(k for k in section if k in REMOVED_RETRIEVAL_KEYS)
+        if old:
+            file_layer["retrieval"] = {k: v for k, v in section.items() if k not in old}
+            notices.append(
+                f"{path}: retrieval keys no longer read, ignored: {', '.join(old)}; strategy "
+                "parameters live in code now: delete these lines (docs/retrieval.md, "
+                "'Tuning a strategy', shows how to override one under retrieval.tuning)"
+            )
+    prefix = ENV_PREFIX + "RETRIEVAL_"
+    names = sorted(n for n in env if n.startswith(prefix) and n[len(prefix):].lower()
+                   in REMOVED_RETRIEVAL_KEYS)  # fmt: skip
+    if names:
+        notices.append(
+            f"environment variables no longer read, ignored: {', '.join(names)}; use "
+            "MEMCLI_RETRIEVAL_TUNING (docs/retrieval.md, 'Tuning a strategy')"
+        )
+    return tuple(notices)
 
 
 def _plain(data: Mapping[str, Any]) -> Config | None:
@@ -315,6 +349,7 @@ def masked(cfg: Config, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     env = os.environ if env is None else env
     out = dataclasses.asdict(cfg)
     out.pop("source_file", None)
+    out.pop("notices", None)
     out["db"] = hide_userinfo(cfg.db_path)  # a postgresql:// URL's password hidden
     for section in ("embedding", "llm"):
         sec = out[section]

@@ -64,6 +64,28 @@ class PathList:
         return core_schema.no_info_before_validator_function(path_list, handler(source))
 
 
+def yaml_mapping(value: Any) -> Any:
+    """A mapping; an environment variable gives it as YAML text (`hybrid: {candidates: 80}`)."""
+    if isinstance(value, str):
+        import yaml
+
+        try:
+            value = yaml.safe_load(value)
+        except yaml.YAMLError:
+            return value  # not a mapping: validation says so
+        return {} if value is None else value
+    return value
+
+
+class YamlMapping:
+    """Marks a mapping setting that an environment variable gives as YAML text."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_before_validator_function(yaml_mapping, handler(source))
+
+
 class NotBlank:
     """Marks a name that must hold something besides spaces."""
 

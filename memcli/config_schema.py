@@ -11,8 +11,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from memcli.config_rules import Bounds, NotBlank, NullWords, PathList, settings
-from memcli.models import EDGE_TYPES
+from memcli.config_rules import Bounds, NotBlank, NullWords, PathList, YamlMapping, settings
 
 
 def default_db_path() -> str:
@@ -34,6 +33,7 @@ MaybeText = Annotated[str | None, NullWords()]  # '', 'null' and 'none' mean no 
 
 MaybePaths = Annotated[list[str] | None, PathList()]  # env: joined like $PATH
 MaybeNames = Annotated[list[Name] | None, PathList()]
+Tuning = Annotated[dict[str, dict[str, Any]], YamlMapping()]  # env: a YAML mapping
 
 # Unknown keys are errors; numbers are accepted where text is expected (model: 7).
 _RULES: dict[str, Any] = {"extra": "forbid", "coerce_numbers_to_str": True}
@@ -85,64 +85,28 @@ class RetrievalConfig:
     pool: Count = 60  # hits ranked for packing the context (at least k)
     word_budget: Count = 1000  # words of packed context
     derived_words: Amount = 300  # facts and reflections: words of their own beside word_budget
-    candidates: Count = 50  # candidates taken from each signal before fusion
-    lexical_weight: Share = 0.5  # share of normalised BM25 in the fused similarity
-    related_words: Amount = 3  # per question word, its nearest words in the store (0: off)
-    related_similarity: Share = 0.5  # least cosine between a question word and a related one
-    related_weight: Weight = 0.5  # BM25 of the related words, × this, adds to the question's
     max_facts: Amount = 60
     max_reflections: Amount = 20
     max_episodes: Amount = 80
-    # Graph strategies (hybrid, dwpr, gam; expansion also for the traversals): seeds,
-    # expansion and Personalized PageRank.
-    seeds: Count = 40  # top candidates that seed PageRank, weighted by similarity squared
-    expand_depth: Amount = 2  # hops from the seeds into the local subgraph
-    max_subgraph: Count = 3000  # nodes at most in one query's local subgraph
-    hub_threshold: Amount = 50  # nodes with more edges pass on only threshold/degree of mass
-    damping: Share = 0.85  # probability that the walk follows an edge rather than restart
-    ppr_weight: Weight = 0.1  # hybrid: similarity + ppr_weight·PageRank, both max-normalised
-    reply_share: Share = 0.95  # the turn after a question gets this share of its similarity
-    replied_share: Share = 0.5  # the turn before a candidate gets this share of its similarity
-    topic_weight: Weight = 0.3  # hybrid, gam: a memory gains this × its segment's similarity
-    entity_seeds: Count = 5  # traversals: entities matched per question
-    entity_min_similarity: Share = 0.3  # traversals: least fused similarity of a matched entity
-    # PersonalAI traversals (beam, watercircles, astar); defaults from the paper's appendix.
-    kg_seeds: Count = 10  # most similar memories that start a traversal beside the entities
-    kg_max_nodes: Count = 1000  # nodes at most in the traversed subgraph
-    kg_weight: Weight = 0.3  # a memory scores relevance + kg_weight × its traversal credit
-    kg_session_discount: Share = 1.0  # × per better-scored memory of the same session
-    beam_max_depth: Count = 5  # beam: edges at most in a path
-    beam_max_paths: Count = 10  # beam: paths kept per start (and per step)
-    beam_mean_alpha: Share = 0.75  # beam: path relevance = alpha·mean + (1-alpha)·last node
-    wc_chain_num: Count = 25  # watercircles: memories kept where rings of two starts meet
-    wc_other_num: Count = 6  # watercircles: other memories the rings touched, kept
-    astar_endpoints: Count = 6  # astar: starts between which shortest paths are sought
-    astar_max_depth: Count = 10  # astar: edges at most in a path
-    astar_max_passed: Count = 150  # astar: nodes expanded at most per search
-    # PageRank weight per edge type (the edge's stored weight multiplies it):
-    edge_next: Weight = 0.8  # episode -> the next episode
-    edge_part_of: Weight = 0.5  # episode -> its topic segment
-    edge_related: Weight = 0.5  # segment -> segment judged related
-    edge_derived_from: Weight = 0.8  # fact -> the episodes it came from
-    edge_derived_from_fact: Weight = 0.5  # reflection -> its facts
-    edge_has_concept: Weight = 0.8  # episode or segment -> concept
-    edge_about_concept: Weight = 0.8  # fact -> concept
-    edge_mentions: Weight = 0.5  # episode -> entity
-    edge_relation: Weight = 0.5  # entity -> entity
-    edge_supersedes: Weight = 0.5  # fact -> the older fact it replaces
-    edge_contradicts: Weight = 0.5  # fact -> an earlier fact it contradicts
-    dwpr_seeds: Count = 10  # dwpr: seeds per aspect (segments, facts/entities, episodes)
-    dwpr_damping: Share = 0.5  # dwpr: follow-an-edge probability
-    gam_anchors: Amount = 5  # gam: topic anchors found by similarity before RELATED expansion
-    beta_time: Weight = 1.4  # hybrid, gam: boost when a temporal question meets a dated memory
-    beta_role: Weight = 1.6  # hybrid, gam: boost when the question names the memory's speaker
-    beta_rule: Weight = 1.4  # hybrid: boost for a user's standing instruction or preference
-    gam_beta_conf: Weight = 1.2  # gam: boost for a derived memory believed >= gam_min_belief
-    gam_min_belief: Share = 0.8
+    # Advanced, and not in config.example.yaml: strategy parameters by strategy
+    # ({"hybrid": {"candidates": 80}}), checked when the strategy runs (memcli.retrieval.
+    # params; docs/retrieval.md, "Tuning a strategy").
+    tuning: Tuning = field(default_factory=dict)
 
-    def type_weights(self) -> dict[str, float]:
-        """PageRank weight of each edge type, from the edge_* settings."""
-        return {t: getattr(self, f"edge_{t.lower()}") for t in EDGE_TYPES}
+
+# Keys the retrieval section had before strategy parameters moved into code (memcli.
+# retrieval.params). A config file or MEMCLI_RETRIEVAL_* variable that still sets one is
+# read with a warning naming it (memcli.config), and the value is not used.
+REMOVED_RETRIEVAL_KEYS = frozenset(
+    """candidates lexical_weight related_words related_similarity related_weight seeds
+    expand_depth max_subgraph hub_threshold damping ppr_weight reply_share replied_share
+    topic_weight entity_seeds entity_min_similarity kg_seeds kg_max_nodes kg_weight
+    kg_session_discount beam_max_depth beam_max_paths beam_mean_alpha wc_chain_num
+    wc_other_num astar_endpoints astar_max_depth astar_max_passed edge_next edge_part_of
+    edge_related edge_derived_from edge_derived_from_fact edge_has_concept edge_about_concept
+    edge_mentions edge_relation edge_supersedes edge_contradicts dwpr_seeds dwpr_damping
+    gam_anchors beta_time beta_role beta_rule gam_beta_conf gam_min_belief""".split()
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -207,6 +171,7 @@ class Config:
     ingest: IngestConfig = field(default_factory=IngestConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
     source_file: str | None = field(default=None, compare=False)  # which file was read
+    notices: tuple[str, ...] = field(default=(), compare=False)  # warnings from loading
 
     @property
     def db_path(self) -> str:

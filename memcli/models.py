@@ -55,6 +55,25 @@ def embedding_text(text: str, speaker: str | None) -> str:
     return f"{speaker}: {text}" if speaker else text
 
 
+# A turn is embedded with the opening words of the turn before it in its session: a reply
+# often says what it is about only through the turn it answers ("Yes, every morning before
+# work!"). Its own words come first, so the model's length limit cuts the context, never
+# the turn; 30 words bound the cost, as for the full-text index's turn context. Measured
+# leave one genre out on three dev genres: docs/retrieval.md, "Turn context".
+TURN_CONTEXT_WORDS = 30
+Turn = tuple[str, str | None]  # a turn's text and speaker
+
+
+def turn_embedding_text(text: str, speaker: str | None, before: Turn | None) -> str:
+    """What gets embedded for a turn: its own text (with its speaker), then the opening
+    words of the turn before it in its session (`before`: its text and speaker)."""
+    own = embedding_text(text, speaker)
+    if before is None or not before[0].strip():
+        return own
+    opening = " ".join(before[0].split()[:TURN_CONTEXT_WORDS])
+    return f"{own}\n{embedding_text(opening, before[1])}"
+
+
 @dataclass
 class Episode:
     """One conversation turn as a reader produced it, before it is stored."""

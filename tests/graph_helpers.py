@@ -29,14 +29,18 @@ def embedding_config(server: FakeModelServer | None) -> EmbeddingConfig:
     )
 
 
-def memory(path: Path, server: FakeModelServer | None, **retrieval: Any) -> Memory:
-    """A Memory over the store at `path` with fake (or no) embeddings."""
+def memory(
+    path: Path, server: FakeModelServer | None, tuning: dict[str, Any] | None = None,
+    **retrieval: Any,
+) -> Memory:  # fmt: skip
+    """A Memory over the store at `path` with fake (or no) embeddings; `tuning`: strategy
+    parameters by strategy (retrieval.tuning), `retrieval`: other retrieval settings."""
     from memcli.config import RetrievalConfig
 
     cfg = Config(
         db=str(path),
         embedding=embedding_config(server),
-        retrieval=RetrievalConfig(**retrieval),
+        retrieval=RetrievalConfig(tuning=tuning or {}, **retrieval),
     )
     return Memory(cfg)
 

@@ -15,6 +15,7 @@ from memcli.config import Config, EmbeddingConfig
 from memcli.eval import chats
 from memcli.eval.store_cache import BUILT, code_hash, store_key
 from memcli.eval.variants import parse_variant
+from memcli.retrieval import people, relevance, signals
 from memcli.retrieval.shapes import Shape
 from memcli.store import fts
 from tests.bench import genre_report, genres
@@ -22,7 +23,6 @@ from tests.bench.genre_patches import patched
 from tests.fakeserver import FakeModelServer
 
 CHATS = Path(__file__).parent / "data" / "eval" / "chats"
-ORDERED = "How did the tomato plants progress from planting to harvest?"
 
 
 @pytest.fixture
@@ -115,26 +115,32 @@ def test_fires_count_questions_and_turns_each_pattern_marks(
     fires = record["fires"]["chat"]
     assert fires["questions"] == 4 and fires["turns"]["turns"] == 12
     counted = fires["fires"]
-    assert counted["shapes._ORDER (order, progression)"] == 1, ORDERED
-    assert counted["cues._SELF (I/my in the question)"] == 2
-    assert counted["assistant chat (rule cue on)"] == 4, "recorded while the baseline answered"
-    assert counted["temporal cue"] == counted["cues._TEMPORAL_QUESTION (asks about time)"]
+    assert counted["shapes._SELF (I/my in the question)"] == 2
+    assert counted["role cue by pronoun"] == 2, "recorded while the baseline answered"
     table = "\n".join(genre_report.fires_tables(record))
+    assert counted["shapes._ORDER (order, progression)"] == 1
     assert "| shapes._ORDER (order, progression) | 1 |" in table
 
 
 def test_patches_switch_components_off_for_one_question_only() -> None:
-    assert Shape.of(ORDERED).broad and Shape.of("for A, B, and C?").parts
+    ordered = "How did the tomato plants progress from planting to harvest?"
+    assert Shape.of(ordered).broad and Shape.of("for A, B, and C?").parts
     with patched({"ordered": "off"}):
-        assert not Shape.of(ORDERED).broad
+        assert not Shape.of(ordered).broad
     with patched({"broad": "off", "parts": "off"}):
         assert not Shape.of("What is the total across all sessions?").broad
         assert Shape.of("for A, B, and C?").parts == ()
+    assert Shape.of(ordered).broad, "restored afterwards"
     with patched({"context_weight": "0"}):
         assert fts.CONTEXT_WEIGHT == 0 and fts.fts_query("tomato").startswith("{text speaker}")
-    assert Shape.of(ORDERED).broad and fts.CONTEXT_WEIGHT > 0, "restored afterwards"
+    assert fts.CONTEXT_WEIGHT > 0, "restored afterwards"
     assert fts.fts_query("tomato") == '"tomato"'
-    with pytest.raises(Exception, match="only takes 'off'"), patched({"rules": "on"}):
+    with patched({"names": "off", "aliases": "off", "pronouns": "off"}):
+        assert relevance.named_speakers(None, "Ana?") == people.People(frozenset(), "Ana?")
+        assert people.addressee(None, "Ana") is None
+        assert signals.pronoun_roles("my plan?", ["user", "assistant"]) == set()
+    assert signals.pronoun_roles("my plan?", ["user", "assistant"]) == {"user"}
+    with pytest.raises(Exception, match="only takes 'off'"), patched({"names": "on"}):
         pass
 
 

@@ -15,20 +15,24 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_example_file_documents_every_default() -> None:
     cfg = load_config(str(ROOT / "config.example.yaml"), env={})
-    assert dataclasses.replace(cfg, source_file=None) == Config()
+    assert dataclasses.replace(cfg, source_file=None) == Config() and cfg.notices == ()
 
 
 def test_every_key_appears_in_example_file() -> None:
     import yaml
 
     data = yaml.safe_load((ROOT / "config.example.yaml").read_text())
+    advanced = {"retrieval.tuning"}  # documented in docs/retrieval.md, not the example file
     for f in dataclasses.fields(Config):
-        if f.name == "source_file":
+        if f.name in ("source_file", "notices"):
             continue
         assert f.name in data
         sub = f.default_factory() if callable(f.default_factory) else None
         if dataclasses.is_dataclass(sub):
-            assert set(data[f.name]) == {g.name for g in dataclasses.fields(sub)}
+            keys = {g.name for g in dataclasses.fields(sub)} - {
+                a.split(".")[1] for a in advanced if a.startswith(f"{f.name}.")
+            }
+            assert set(data[f.name]) == keys
 
 
 def test_precedence_flag_over_env_over_file(tmp_path: Path) -> None:

@@ -26,12 +26,15 @@ def error_of(tmp_path: Path, text: str, env: dict[str, str] | None = None) -> st
         ("llm:\n  timeout: 0\n", "llm.timeout must be at least 0.001, got 0.0"),
         ("llm:\n  temperature: -1\n", "llm.temperature must be at least 0, got -1.0"),
         (
-            "retrieval:\n  lexical_weight: 2\n",
-            "retrieval.lexical_weight must be in [0, 1], got 2.0",
+            "consolidation:\n  link_threshold: 2\n",
+            "consolidation.link_threshold must be in [0, 1], got 2.0",
         ),
-        ("retrieval:\n  damping: .nan\n", "retrieval.damping must be in [0, 1], got nan"),
+        (
+            "consolidation:\n  boundary_min_depth: .nan\n",
+            "consolidation.boundary_min_depth must be in [0, 1], got nan",
+        ),
         ("consolidation:\n  keywords: -1\n", "consolidation.keywords must be at least 0, got -1"),
-        ("retrieval:\n  edge_next: -2\n", "retrieval.edge_next must be at least 0, got -2.0"),
+        ("embedding:\n  max_retries: -2\n", "embedding.max_retries must be at least 0, got -2"),
     ],
 )
 def test_out_of_range_values_name_the_key_and_the_rule(
@@ -58,7 +61,7 @@ def test_wrong_types_and_keys(tmp_path: Path, text: str, message: str) -> None:
 
 
 def test_a_typo_is_reported_before_the_errors_it_may_explain(tmp_path: Path) -> None:
-    text = "retrieval:\n  k: many\n  pol: 3\n  lexical_weight: 7\n"
+    text = "retrieval:\n  k: many\n  pol: 3\n  word_budget: -7\n"
     assert "unknown key 'pol' (did you mean 'pool'?)" in error_of(tmp_path, text)
 
 

@@ -80,11 +80,17 @@ def test_a_variant_is_a_named_strategy_with_settings() -> None:
             parse_variant(bad)
 
 
-def test_overrides_are_typed_and_checked_like_config_values() -> None:
-    cfg = with_overrides(RetrievalConfig(), {"ppr_weight": "0", "seeds": "20"})
-    assert (cfg.ppr_weight, cfg.seeds) == (0.0, 20)
-    assert RetrievalConfig().ppr_weight != 0, "the defaults are left alone"
-    with pytest.raises(ConfigError, match="did you mean 'ppr_weight'"):
-        with_overrides(RetrievalConfig(), {"ppr_weigth": "0"})
-    with pytest.raises(ConfigError, match="lexical_weight"):
-        with_overrides(RetrievalConfig(), {"lexical_weight": "2"})
+def test_overrides_set_settings_and_the_strategys_parameters_checked() -> None:
+    cfg = with_overrides(RetrievalConfig(), {"pool": "30", "role": "0", "candidates": "20"})
+    assert cfg.pool == 30 and cfg.tuning == {"hybrid": {"role": 0, "candidates": 20}}
+    assert RetrievalConfig().tuning == {}, "the defaults are left alone"
+    gam = with_overrides(RetrievalConfig(), {"anchors": "3"}, "gam")
+    assert gam.tuning == {"gam": {"anchors": 3}}
+    with pytest.raises(ConfigError, match="did you mean 'role'"):
+        with_overrides(RetrievalConfig(), {"rol": "0"})
+    with pytest.raises(ConfigError, match="candidates: expected int"):
+        with_overrides(RetrievalConfig(), {"candidates": "many"})
+    with pytest.raises(ConfigError, match="bad retrieval override"):
+        with_overrides(RetrievalConfig(), {"k": "0"})
+    with pytest.raises(ConfigError, match="has no parameters"):
+        with_overrides(RetrievalConfig(), {"seeds": "3"}, "lexical")

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from memcli.config import RetrievalConfig
 from memcli.graph import LocalGraph, expand, max_normalised, personalized_pagerank, walk
+from memcli.retrieval.params import GraphParams
 from tests.bench.reference import reference_ppr
 from tests.graph_helpers import Builder
 
-WEIGHTS = RetrievalConfig().type_weights()
+WEIGHTS = GraphParams().type_weights()
 
 
 def ppr(graph: LocalGraph, reset: dict[int, float], **kw: object) -> dict[int, float]:

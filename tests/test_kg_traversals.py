@@ -8,7 +8,6 @@ import numpy as np
 
 from memcli.retrieval.astar import shortest_path
 from memcli.retrieval.beam import beam_credit, paths_from
-from memcli.retrieval.fusion import Similarity
 from memcli.retrieval.kg import KnowledgeGraph
 from memcli.retrieval.watercircles import circle_credit, rings
 from tests.test_retrieval_graph import ingested, refs
@@ -19,7 +18,7 @@ def graph(
 ) -> KnowledgeGraph:
     kinds = {n: "episode" for e in edges for n in e}
     kinds.update({n: "entity" for n in kw.get("entities", {})})  # type: ignore[union-attr]
-    kg = KnowledgeGraph(Similarity("q", kinds=kinds), dict(kw.get("entities", {})),  # type: ignore[arg-type]
+    kg = KnowledgeGraph(kinds, dict(kw.get("entities", {})),  # type: ignore[arg-type]
                         list(kw.get("memories", [])), relevance)  # type: ignore[arg-type]  # fmt: skip
     for a, b in edges:
         kg.adjacent.setdefault(a, set()).add(b)
@@ -70,7 +69,7 @@ def test_session_discount_spreads_hits_over_sessions(tmp_path: Path) -> None:
     question = "marathon run Lisbon Porto bread"
     with ingested(tmp_path / "plain", None) as mem:
         plain = refs(mem.ask(question, strategy="beam", k=2, context_only=True).hits)
-    with ingested(tmp_path / "spread", None, kg_session_discount=0.1) as mem:
+    with ingested(tmp_path / "spread", None, {"beam": {"kg_session_discount": 0.1}}) as mem:
         spread = refs(mem.ask(question, strategy="beam", k=2, context_only=True).hits)
     assert sorted(plain) == ["b1", "b2"]  # both marathon turns are in session s2
     assert spread[0] == plain[0] and spread[1].startswith("a")  # the next best is from s1

@@ -9,7 +9,8 @@ from pathlib import Path
 from memcli.config import RetrievalConfig
 from memcli.memory import Memory
 from memcli.retrieval import SearchContext
-from memcli.retrieval.fusion import fused_groups
+from memcli.retrieval.firstpass import first_pass
+from memcli.retrieval.params import FirstPassParams
 from memcli.retrieval.related import inflection, question_words, related_words
 from tests.cli_runner import Memcli
 from tests.consolidate_helpers import config, config_file
@@ -94,20 +95,18 @@ def test_a_question_reaches_a_turn_through_a_related_word(
         turn = next(n.id for n in mem.store.iter_nodes("default", "episode") if "video" in n.text)
         # The fake embedder's vectors share trigrams: "photographer" and "videographer"
         # have cosine 0.43, above this threshold.
-        on = RetrievalConfig(related_similarity=0.4)
-        ctx = SearchContext(mem.store, "default", mem.load_embedder(), on)
+        on = FirstPassParams(related_similarity=0.4)
+        ctx = SearchContext(mem.store, "default", mem.load_embedder(), RetrievalConfig())
         question = "Which photographer was it?"
-        assert related_words(ctx, question) == ["videographer"]
-        assert turn in fused_groups(ctx, question, [(None, 5)]).lexical
-        off = SearchContext(
-            mem.store, "default", mem.load_embedder(), dataclasses.replace(on, related_words=0)
-        )
-        assert related_words(off, question) == []
-        assert turn not in fused_groups(off, question, [(None, 5)]).lexical
+        assert related_words(ctx, question, 3, 0.4) == ["videographer"]
+        assert turn in first_pass(ctx, question, [(None, 5)], on).related
+        off = dataclasses.replace(on, related_words=0)
+        assert related_words(ctx, question, 0, 0.4) == []
+        assert turn not in first_pass(ctx, question, [(None, 5)], off).related
         # A store whose words have no vectors (consolidation has not run since) adds none.
         with mem.store.transaction():
             mem.store.forget_word_vectors()
-        assert related_words(ctx, question) == []
+        assert related_words(ctx, question, 3, 0.4) == []
 
 
 def test_question_words_leave_out_names_stop_words_and_short_words() -> None:

@@ -1,5 +1,5 @@
-"""Retrieval on user–assistant chats: question shapes, pronoun roles, standing rules,
-and spreading broad questions over sessions."""
+"""Retrieval on user–assistant chats: question shapes, pronoun roles, and spreading broad
+questions over sessions."""
 
 from __future__ import annotations
 
@@ -11,11 +11,10 @@ import pytest
 from memcli.config import Config, EmbeddingConfig
 from memcli.memory import Memory
 from memcli.models import Node
-from memcli.retrieval.cues import Cues, pronoun_roles, states_rule
-from memcli.retrieval.shapes import Shape
+from memcli.retrieval.shapes import Shape, pronoun_roles
 from memcli.retrieval.spread import interleave, spread
 from tests.fakeserver import FakeModelServer
-from tests.graph_helpers import embedding_config
+from tests.graph_helpers import Builder, embedding_config, memory
 
 
 @pytest.mark.parametrize(
@@ -57,18 +56,22 @@ def test_pronouns_name_the_user_or_the_assistant_only_in_a_chat_with_an_assistan
     assert pronoun_roles("What did I say about my garden?", ["Ana", "Bo"]) == set()
 
 
-def test_rule_statements_are_the_users_and_state_an_instruction_or_a_preference() -> None:
-    users = frozenset({"user"})
-    rule = Node(1, "episode", "d", "Always give me sizes in metric units.", speaker="user")
-    taste = Node(2, "episode", "d", "I prefer organic fertiliser, please.", speaker="user")
-    plain = Node(3, "episode", "d", "The seedlings sprouted today.", speaker="user")
-    advice = Node(4, "episode", "d", "Always water in the morning.", speaker="assistant")
-    assert states_rule(rule, users) and states_rule(taste, users)
-    assert not states_rule(plain, users) and not states_rule(advice, users)
-    cues = Cues.of("When should I water?", [rule, advice], beta_rule=2.0)
-    assert cues.factor(rule) == 2.0 and cues.factor(advice) == 1.0
-    assert cues.ceiling() == 2.0
-    assert Cues.of("When?", [Node(5, "episode", "d", "Always", speaker="Ana")]).users == set()
+def test_my_in_a_question_ranks_the_users_own_messages_first(tmp_path: Path) -> None:
+    b = Builder(tmp_path / "m.db", vectors=False)
+    turns = [
+        ("user", "My tomatoes keep splitting after rain."),
+        ("assistant", "Tomatoes split when watering is uneven; mulch and water tomatoes evenly."),
+    ]
+    for n, (speaker, text) in enumerate(turns):
+        b.node("episode", text, speaker=speaker, session="s", seq=n)
+    b.close()
+    question = "What did I say about my tomatoes?"
+    with memory(tmp_path / "m.db", None) as mem:
+        cued = [h.node.speaker for h in mem.recall(question, k=2).hits]
+    with memory(tmp_path / "m.db", None, {"hybrid": {"role": 0.0}}) as mem:
+        plain = [h.node.speaker for h in mem.recall(question, k=2).hits]
+    assert plain[0] == "assistant"  # says "tomatoes" twice
+    assert cued[0] == "user"
 
 
 def test_spread_takes_each_sessions_best_before_any_second() -> None:
@@ -150,30 +153,3 @@ def chat_memory(tmp_path: Path, server: FakeModelServer, lines: list[dict[str, s
     mem = Memory(cfg)
     mem.ingest([str(chat)])
     return mem
-
-
-def test_a_standing_rule_leads_the_results_of_a_question_it_governs(
-    tmp_path: Path, fake_server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from memcli.retrieval import rules
-
-    topics = ["soil", "seeds", "pots", "water", "light", "pests", "compost", "wind", "mulch",
-              "pruning", "harvest", "budget", "tools", "labels", "shade", "frost"]  # fmt: skip
-    lines = []
-    for i, topic in enumerate(topics):
-        rule = f"Always mention {topic} care steps when I ask about {topic}."
-        lines.append({"id": f"r{i}", "role": "user", "session": f"s{i}", "content": rule})
-        lines.append({"id": f"a{i}", "role": "assistant", "session": f"s{i}", "content": "Noted."})
-    grew = "My tomato plants grew {} leaves this week by the balcony door, no frost."
-    for i in range(12):
-        lines.append({"id": f"q{i}", "role": "user", "session": f"t{i}", "content": grew.format(i)})
-        lines.append({"id": f"b{i}", "role": "assistant", "session": f"t{i}", "content": "Nice."})
-    mem = chat_memory(tmp_path, fake_server, lines)
-    question = "frost and my tomato plants leaves this week by the balcony door"
-    hits = mem.ask(question, k=5, context_only=True).hits
-    assert hits[0].node.ref == "r15", "the rule about frost leads"
-    assert all(h.node.ref.startswith("q") for h in hits[1:]), "one rule stands out, not all"
-    monkeypatch.setattr(rules, "RULE_Z", 99.0)  # no rule stands out that far
-    ranked = [h.node.ref for h in mem.ask(question, k=5, context_only=True).hits]
-    assert ranked[0] != "r15", "without the rule channel the tomato messages lead"
-    mem.close()

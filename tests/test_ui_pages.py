@@ -41,14 +41,6 @@ def test_a_strategy_that_does_not_explain_shows_the_score_alone(site: Any) -> No
     assert "whybar" not in page.text and 'class="score"' in page.text
 
 
-def test_a_hit_met_through_the_graph_shows_its_path(site: Any) -> None:
-    built = site.built
-    # The newer fact shares no word with the question: its turn brings it by PageRank.
-    page = site.get("/search", params={"q": "I moved in March near the river", "k": "10"})
-    assert f">{built['new']}<" in page.text
-    assert "reached through the graph" in page.text
-
-
 def test_search_without_a_question_shows_the_form(site: Any) -> None:
     page = site.get("/search")
     assert page.status_code == 200 and 'name="q"' in page.text and "hit-1" not in page.text

@@ -101,7 +101,13 @@ class State:
         if self.space is not None and not self.space.strip():
             raise UsageError("--space must not be empty")
         overrides = {"db": str(self.db) if self.db else None, "space": self.space}
-        return load_config(str(self.config) if self.config else None, overrides=overrides)
+        cfg = load_config(str(self.config) if self.config else None, overrides=overrides)
+        for notice in cfg.notices:  # settings that are read no more: said, not fatal
+            if self.json:
+                self.out.note({"warning": notice})
+            else:
+                self.out.info(f"memcli: warning: {notice}")
+        return cfg
 
 
 def get_state(ctx: typer.Context) -> State:

@@ -136,7 +136,7 @@ def eval_chats(
 
     [b]Examples[/b]
 
-      memcli eval chats beam-dev/ --consolidate
+      memcli eval chats conversations/ --consolidate
 
       memcli eval chats support.jsonl.gz --strategy lexical,semantic,hybrid --json-out r.json
     """

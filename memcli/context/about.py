@@ -7,9 +7,11 @@ sees which is the latest. Subjects are the named things memories mention and the
 the question names (memcli.context.subjects). A subject gets a group when the question
 names it and at least two packed memories are about it, or when at least SEVERAL are and
 it is not one of the conversation's participants; the subjects the question names come
-first, then those with more memories; at most MAX_GROUPS groups. A group takes the
-best-ranked MAX_LINES packed memories about its subject that no earlier group took (what
-the question is about, not everything ever said of the subject) and shows them oldest
+first, then those with more memories; at most MAX_GROUPS groups. A group takes
+MAX_LINES packed memories about its subject that no earlier group took (what the question
+is about, not everything ever said of the subject): its facts first, then its turns, each
+in rank order (facts state the subject's values with their validity, and a superseded value
+reads right only beside the one that replaced it), and shows them oldest
 first, each led by its id and date; the latest of them that is not a superseded fact is
 marked. A turn is shown there in place of its line among the conversation excerpts; a
 fact is also kept in the facts section, where current facts come first, and keeps its
@@ -93,7 +95,8 @@ def groups(chosen: Sequence[Hit], subjects: Subjects | None) -> list[SubjectGrou
     out: list[SubjectGroup] = []
     taken: set[int] = set()
     for key, hits in _candidates(chosen, subjects):
-        shown = [h for h in hits if h.node.id not in taken][:MAX_LINES]
+        free = [h for h in hits if h.node.id not in taken]
+        shown = sorted(free, key=lambda h: h.node.kind != "fact")[:MAX_LINES]  # stable
         if len(out) == MAX_GROUPS or len(shown) < 2:
             continue
         taken.update(h.node.id for h in shown)

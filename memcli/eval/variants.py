@@ -3,7 +3,9 @@
 A variant is written `NAME=STRATEGY[:KEY=VALUE,KEY=VALUE...]`, e.g. `nopr=hybrid:ppr_weight=0`,
 or just `STRATEGY` (named after it). Values are read as in a YAML config file (0, 0.5, true).
 Every override goes through `with_overrides`, the one place that knows where a strategy's
-parameters live (today: the `retrieval` settings).
+parameters live: a key of the `retrieval` settings (k, pool, ...) sets that; any other key
+is a parameter of the strategy (memcli.retrieval.params), set under
+`retrieval.tuning.<strategy>` and checked against the strategy's parameters.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memcli.config import RetrievalConfig
-from memcli.errors import ConfigError, UsageError, did_you_mean
+from memcli.errors import ConfigError, UsageError
 
 _NAME = re.compile(r"[\w.+-]+")
 
@@ -58,17 +60,32 @@ def parse_variant(spec: str) -> Variant:
     return Variant(name, strategy, tuple(overrides))
 
 
-def with_overrides(cfg: RetrievalConfig, overrides: Mapping[str, str]) -> RetrievalConfig:
-    """The retrieval settings with `overrides` (key -> value text) applied and checked."""
-    known = [f.name for f in dataclasses.fields(cfg)]
+def with_overrides(
+    cfg: RetrievalConfig, overrides: Mapping[str, str], strategy: str | None = None
+) -> RetrievalConfig:
+    """The retrieval settings with `overrides` (key -> value text) applied and checked:
+    settings of the section directly, the strategy's parameters under its tuning."""
+    from memcli.retrieval import params_class
+    from memcli.retrieval.params import tuned
+
+    known = [f.name for f in dataclasses.fields(cfg) if f.name != "tuning"]
+    strategy = strategy or cfg.strategy
     values: dict[str, Any] = {}
+    tuning = {k: dict(v) for k, v in cfg.tuning.items()}
     for key, text in overrides.items():
-        if key not in known:
+        if key in known:
+            values[key] = _value(text)
+        else:
+            tuning.setdefault(strategy, {})[key] = _value(text)
+    cls = params_class(strategy)
+    if strategy in tuning:
+        if cls is None:
             raise ConfigError(
-                f"unknown retrieval setting {key!r}{did_you_mean(key, known)}",
-                fix="use a key of the retrieval section (memcli config shows them)",
+                f"strategy {strategy!r} has no parameters: {', '.join(tuning[strategy])}",
+                fix=f"use a key of the retrieval section: {', '.join(known)}",
             )
-        values[key] = _value(text)
+        tuned(cls, tuning[strategy], strategy)  # unknown names and bad values fail here
+        values["tuning"] = tuning
     try:
         return dataclasses.replace(cfg, **values)
     except ValueError as exc:  # the schema's own check (pydantic's ValidationError)

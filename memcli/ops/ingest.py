@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from memcli.errors import InvalidInput
 from memcli.llm.embedder import embed_all
-from memcli.models import BadRecord, Edge, Episode, IngestReport, embedding_text
+from memcli.models import BadRecord, Edge, Episode, IngestReport, Turn, turn_embedding_text
 from memcli.progress import NoProgress, Progress
 from memcli.timeexpr import time_refs
 
@@ -120,15 +120,34 @@ def _bad_records_fix(plans: Sequence[_Plan]) -> str:
 def _embed_plan(mem: MemoryBase, plan: _Plan, progress: Progress) -> tuple[list[Any], float]:
     """Vectors for the plan's new episodes (None entries when embeddings are off), and the
     seconds it took."""
-    texts = [
-        embedding_text(plan.episodes[i].text, plan.episodes[i].speaker) for i in plan.new_index
-    ]
     embedder = mem.embedder
-    if embedder is None or not texts:
-        return [None] * len(texts), 0.0
+    if embedder is None or not plan.new_index:
+        return [None] * len(plan.new_index), 0.0
+    befores = _turns_before(mem, plan)
+    texts = [
+        turn_embedding_text(plan.episodes[i].text, plan.episodes[i].speaker, befores[i])
+        for i in plan.new_index
+    ]
     started = time.perf_counter()
     vectors = embed_all(embedder, texts, progress.advance)
     return vectors, time.perf_counter() - started
+
+
+def _turns_before(mem: MemoryBase, plan: _Plan) -> dict[int, Turn | None]:
+    """The turn before each of the plan's new episodes in its session: the plan's previous
+    episode of that session, else the session's last stored turn (where it will follow)."""
+    last: dict[str, Turn | None] = {}
+    out: dict[int, Turn | None] = {}
+    new = set(plan.new_index)
+    for i, ep in enumerate(plan.episodes):
+        session = ep.session or "default"
+        if session not in last and i in new:
+            tail = mem.store.session_tail(mem.space, session)
+            node = mem.store.nodes_by_ids([tail[0]]).get(tail[0]) if tail else None
+            last[session] = (node.text, node.speaker) if node is not None else None
+        out[i] = last.get(session)
+        last[session] = (ep.text, ep.speaker)
+    return out
 
 
 def _episode_row(ep: Episode, key: str, session: str, seq: int) -> dict[str, Any]:

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from memcli.consolidate.words import embed_words
 from memcli.llm.embedder import embed_all
-from memcli.models import embedding_text
+from memcli.models import Turn, embedding_text, turn_embedding_text
 from memcli.ops.entity import restore_profiles
 from memcli.progress import NoProgress, Progress
 
 if TYPE_CHECKING:
     from memcli.ops.base import MemoryBase
+    from memcli.store.interface import Store
 
 
 class ReindexReport(TypedDict):
@@ -40,7 +41,12 @@ def reindex(mem: MemoryBase, progress: Progress | None = None) -> ReindexReport:
     vectors: list[Any] = []
     if embedder is not None and rows:
         progress.start("re-embedding", len(rows))
-        texts = [embedding_text(r[3], r[4]) for r in rows]
+        befores = _turns_before(store, rows)
+        texts = [
+            turn_embedding_text(r[3], r[4], befores.get(r[0])) if r[2] == "episode"
+            else embedding_text(r[3], r[4])
+            for r in rows
+        ]  # fmt: skip
         vectors = embed_all(embedder, texts, progress.advance)
         progress.finish()
     with store.transaction():
@@ -70,3 +76,21 @@ def reindex(mem: MemoryBase, progress: Progress | None = None) -> ReindexReport:
         "words": words,
         "seconds": round(time.perf_counter() - started, 3),
     }
+
+
+def _turns_before(
+    store: Store, rows: list[tuple[int, str, str, str, str | None]]
+) -> dict[int, Turn]:
+    """The turn before each turn among `rows` in its session (its NEXT edge), as ingest
+    embedded it with (memcli.models.turn_embedding_text)."""
+    turns = {r[0]: (r[3], r[4]) for r in rows if r[2] == "episode"}
+    out: dict[int, Turn] = {}
+    ids = list(turns)
+    for start in range(0, len(ids), _BATCH):
+        for src, dst, _, _ in store.edge_rows(ids[start : start + _BATCH], ["NEXT"]):
+            if src in turns and dst in turns:
+                out[dst] = turns[src]
+    return out
+
+
+_BATCH = 5000  # turns whose edges are read at once

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 from memcli.consolidate.words import embed_words
 from memcli.errors import DatabaseError, InvalidInput, NotFound
 from memcli.llm.embedder import embed_all
-from memcli.models import embedding_text, node_public_id
+from memcli.models import Turn, embedding_text, node_public_id, turn_embedding_text
 from memcli.ops import dump as fmt
 from memcli.ops.entity import restore_profiles
 from memcli.ops.import_plan import Plan, edge_rows, make_plan, node_rows
@@ -180,10 +180,11 @@ class ImportReport:
 
 
 def _vectors(
-    mem: MemoryBase, dump: fmt.Dump, rows: list[dict[str, Any]], progress: Progress
+    mem: MemoryBase, dump: fmt.Dump, plan: Plan, rows: list[dict[str, Any]], progress: Progress
 ) -> tuple[list[tuple[int, str, Any]], int, int]:
     """(target id, kind, vector) for the new nodes that had a vector, from the file when the
-    configured embedder made them, else embedded now; and how many came each way."""
+    configured embedder made them, else embedded now (a turn with the turn before it, as
+    ingest embeds it); and how many came each way."""
     embedder = mem.embedder
     if embedder is None:
         return [], 0, 0
@@ -194,11 +195,27 @@ def _vectors(
     out = [(r["id"], r["kind"], _floats(r["vector"])) for r in given]
     if todo:
         progress.start("embedding memories", len(todo))
-        texts = [embedding_text(r["text"], r["speaker"]) for r in todo]
+        befores = _turns_before(dump, plan)
+        texts = [
+            turn_embedding_text(r["text"], r["speaker"], befores.get(r["id"]))
+            if r["kind"] == "episode"
+            else embedding_text(r["text"], r["speaker"])
+            for r in todo
+        ]
         made = embed_all(embedder, texts, progress.advance)
         progress.finish()
         out += [(r["id"], r["kind"], v) for r, v in zip(todo, made, strict=True)]
     return out, len(todo), len(given)
+
+
+def _turns_before(dump: fmt.Dump, plan: Plan) -> dict[int, Turn]:
+    """Target id -> the turn before it in the file's session chain (its NEXT edge)."""
+    out: dict[int, Turn] = {}
+    for edge in dump.edges:
+        src, dst = dump.nodes.get(edge["src"]), plan.ids.get(edge["dst"])
+        if edge["type"] == "NEXT" and src is not None and dst is not None:
+            out[dst] = (src["text"], src.get("speaker"))
+    return out
 
 
 def _same_embedder(mem: MemoryBase, dump: fmt.Dump) -> bool:
@@ -261,7 +278,7 @@ def _store_plan(
     changed the space since the plan was made."""
     store, space = mem.store, mem.space
     before = (store.max_node_id(), store.count_space_nodes(space))
-    vectors, report.embedded, report.vectors_from_file = _vectors(mem, dump, rows, progress)
+    vectors, report.embedded, report.vectors_from_file = _vectors(mem, dump, plan, rows, progress)
     with store.transaction():
         if (store.max_node_id(), store.count_space_nodes(space)) != before:
             raise DatabaseError(

@@ -1,8 +1,10 @@
 """Retrieval strategies behind one protocol and a registry.
 
 A strategy is one module in this package, named after it, that decorates a function
-`retrieve(ctx, query, k) -> list[Hit]` with `@register_retriever("name")`, plus its
+`retrieve(ctx, query, k) -> list[Hit]` with `@register_retriever("name", Params)`, plus its
 module name in STRATEGY_MODULES (a module is imported when its strategy is first asked for).
+`Params` is the frozen dataclass of its parameters (memcli.retrieval.params); the strategy
+reads them with `ctx.params(name, Params)`, which applies `retrieval.tuning.<name>`.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memcli.errors import ConfigError, did_you_mean
 from memcli.models import Hit, node_public_id
@@ -32,16 +34,26 @@ STRATEGY_MODULES: tuple[str, ...] = (
 MEMORY_KINDS: tuple[str, ...] = ("episode", "fact", "reflection")
 
 _REGISTRY: dict[str, Retriever] = {}
+_PARAMS: dict[str, type] = {}
+P = TypeVar("P")
 
 
-def register_retriever(name: str) -> Callable[[Retriever], Retriever]:
-    """Decorator: make `fn` available as `ask --strategy name`."""
+def register_retriever(name: str, params: type | None = None) -> Callable[[Retriever], Retriever]:
+    """Decorator: make `fn` available as `ask --strategy name`, its parameters `params`."""
 
     def wrap(fn: Retriever) -> Retriever:
         _REGISTRY[name] = fn
+        if params is not None:
+            _PARAMS[name] = params
         return fn
 
     return wrap
+
+
+def params_class(name: str) -> type | None:
+    """The parameters dataclass of a strategy (None for one without parameters)."""
+    get_retriever(name)
+    return _PARAMS.get(name)
 
 
 def _load_all() -> None:
@@ -84,6 +96,13 @@ class SearchContext:
     _vectors: dict[str, Any] = field(default_factory=dict)
     _why: dict[int, tuple[dict[str, float], list[int]]] = field(default_factory=dict)
 
+    def params(self, strategy: str, cls: type[P]) -> P:
+        """A strategy's parameters: its defaults with `retrieval.tuning.<strategy>` applied
+        (a ConfigError for an unknown name or a bad value)."""
+        from memcli.retrieval.params import tuned
+
+        return tuned(cls, self.cfg.tuning.get(strategy), strategy)
+
     def query_vector(self, text: str) -> Any:
         """The query's embedding (computed once per text), or None without an embedder."""
         if self.embedder is None:
@@ -101,14 +120,11 @@ class SearchContext:
 
     def explained(self, order: Sequence[tuple[int, float]], notes: Sequence[Explanation]) -> None:
         """Keep why each ranked (node id, score) scored so: from the first of the scoring
-        passes `notes` that gave it that very score; a score no pass gave it is a standing
-        rule moved to the top (memcli.retrieval.rules)."""
+        passes `notes` that gave it that very score (a score no pass gave is not explained)."""
         asked: dict[int, list[int]] = {}  # pass -> the node ids it must explain
         for node_id, score in order:
             n = next((n for n, note in enumerate(notes) if note.score.get(node_id) == score), None)
-            if n is None:
-                self._why[node_id] = ({"rule_lead": score}, [])
-            else:
+            if n is not None:
                 asked.setdefault(n, []).append(node_id)
         for n, node_ids in asked.items():
             resolve = notes[n].resolve

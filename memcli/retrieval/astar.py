@@ -17,6 +17,7 @@ from typing import Any
 
 from memcli.retrieval import SearchContext
 from memcli.retrieval.kg import KnowledgeGraph, register_traversal
+from memcli.retrieval.params import KgParams
 
 
 def _heuristic(vectors: dict[int, Any], node: int, target: int) -> float:
@@ -51,15 +52,14 @@ def shortest_path(
     return None
 
 
-def path_credit(ctx: SearchContext, kg: KnowledgeGraph) -> dict[int, float]:
+def path_credit(ctx: SearchContext, params: KgParams, kg: KnowledgeGraph) -> dict[int, float]:
     """Memories on the shortest paths between the question's entities and best memories
     (how many paths pass each node, relative to the most)."""
-    cfg = ctx.cfg
-    ends = kg.starts[: cfg.astar_endpoints]
+    ends = kg.starts[: params.astar_endpoints]
     vectors = ctx.store.get_vectors(list(kg.adjacent))
     passes: dict[int, int] = {}
     for pair in itertools.combinations(ends, 2):
-        path = shortest_path(kg, vectors, pair, (cfg.astar_max_depth, cfg.astar_max_passed))
+        path = shortest_path(kg, vectors, pair, (params.astar_max_depth, params.astar_max_passed))
         for node in path or ():
             passes[node] = passes.get(node, 0) + 1
     most = max(passes.values(), default=0)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from memcli.retrieval import SearchContext
 from memcli.retrieval.kg import KnowledgeGraph, register_traversal
+from memcli.retrieval.params import KgParams
 
 
 @dataclass(frozen=True)
@@ -77,10 +78,9 @@ def beam_credit(kg: KnowledgeGraph, depth: int, width: int, alpha: float) -> dic
     return {n: s / best for n, s in credit.items()} if best > 0 else {}
 
 
-def credit(ctx: SearchContext, kg: KnowledgeGraph) -> dict[int, float]:
+def credit(ctx: SearchContext, params: KgParams, kg: KnowledgeGraph) -> dict[int, float]:
     """Memories on the question's most relevant graph paths."""
-    cfg = ctx.cfg
-    return beam_credit(kg, cfg.beam_max_depth, cfg.beam_max_paths, cfg.beam_mean_alpha)
+    return beam_credit(kg, params.beam_max_depth, params.beam_max_paths, params.beam_mean_alpha)
 
 
 register_traversal("beam", credit)

@@ -5,10 +5,10 @@ doctor did he see?" / "the physician said to rest"), and BM25 matches a word onl
 its stem. So each content word of the question is looked up among the words of the
 space's turns (memcli.store.words, embedded by consolidation), and its `related_words`
 nearest words whose cosine reaches `related_similarity` are searched as well, in a second
-full-text query whose BM25, times `related_weight`, adds to each memory's (memcli.
-retrieval.fusion). Left out: inflections of the question's own words (the stemmer already
-matches them), and names, whose nearest words are other names, not other ways of saying
-the same thing. A question word that no turn uses is embedded on the spot.
+full-text query whose BM25 is a signal of its own (memcli.retrieval.firstpass). Left
+out: inflections of the question's own words (the stemmer already matches them), and
+names, whose nearest words are other names, not other ways of saying the same thing. A
+question word that no turn uses is embedded on the spot.
 
 A store whose words have no vectors yet (never consolidated) simply gets no related words.
 """
@@ -23,11 +23,11 @@ if TYPE_CHECKING:
     from memcli.retrieval import SearchContext
 
 
-def related_words(ctx: SearchContext, query: str) -> list[str]:
-    """The words of the space's turns related to the query's words, in alphabetical order
-    (none when embeddings are off, the setting is 0 or no word has a vector yet)."""
-    cfg = ctx.cfg
-    if cfg.related_words <= 0 or ctx.embedder is None:
+def related_words(ctx: SearchContext, query: str, count: int, least: float) -> list[str]:
+    """The words of the space's turns related to the query's words (each word's `count`
+    nearest with cosine at least `least`), in alphabetical order (none when embeddings are
+    off, `count` is 0 or no word has a vector yet)."""
+    if count <= 0 or ctx.embedder is None:
         return []
     asked = question_words(query)
     if not asked:
@@ -49,13 +49,13 @@ def related_words(ctx: SearchContext, query: str) -> list[str]:
     # slowing a warm server's next steps (measured: twice the CPU per MCP recall).
     cosines = np.einsum("ij,kj->ik", asking, matrix)
     found: set[str] = set()
-    top = min(cfg.related_words + 1, len(vocabulary))  # one more: the word itself
+    top = min(count + 1, len(vocabulary))  # one more: the word itself
     for word, row in zip(asked, cosines, strict=True):
         best = np.argpartition(-row, top - 1)[:top]
         best = best[np.argsort(-row[best], kind="stable")]
         nearest = [j for j in best if vocabulary[j] != word]
-        for j in nearest[: cfg.related_words]:
-            if row[j] < cfg.related_similarity:
+        for j in nearest[:count]:
+            if row[j] < least:
                 break
             other = vocabulary[j]
             if other not in asked and not any(inflection(other, w) for w in asked):

@@ -1,4 +1,12 @@
-"""The shape of a question, read from its form alone (never from its topic).
+"""What the wording of a question says, read from its form alone (never from its topic).
+
+Every English pattern a strategy reads off a question is here, with what it does:
+
+- temporal: it asks when or how long (the time cue of `gam` and the traversals,
+  memcli.retrieval.cues);
+- pronouns: in a conversation with an assistant, "I"/"my" name the user's messages and
+  "did you …"/"you said" the assistant's (the role signal of memcli.retrieval.signals,
+  the role cue of `gam` and the traversals).
 
 - broad: it asks for many memories at once: an order or a progression ("in what order",
   "how did … progress/evolve"), a summary ("summarise", "overview", "everything about"),
@@ -24,7 +32,45 @@ summary have none: they are spread over the sessions instead.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+# Questions that ask about time: when, what date/year, how long ago, before or after what.
+_TEMPORAL_QUESTION = re.compile(
+    r"\b(when|what (?:date|day|year|month|time|week)|which (?:date|day|year|month|week)|"
+    r"how long|how many (?:days|weeks|months|years)|since when|until when|what age)\b",
+    re.IGNORECASE,
+)
+# Chat roles of the AI side, and of everything that is not the user.
+ASSISTANT_ROLES = frozenset({"assistant", "model"})
+NOT_USER_ROLES = ASSISTANT_ROLES | {"system", "tool", "function", "developer"}
+_SELF = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself)\b", re.IGNORECASE)
+_ASSISTANT_DID = re.compile(
+    r"\b(?:did|have|had) you\b|\byou (?:said|suggested|recommended|mentioned|told|explained|"
+    r"proposed|advised|gave|showed|helped)\b|\byour (?:advice|suggestions?|recommendations?|"
+    r"answers?|explanations?)\b",
+    re.IGNORECASE,
+)
+
+
+def is_temporal(question: str) -> bool:
+    """Whether the question asks when something happened or how long it took."""
+    return _TEMPORAL_QUESTION.search(question) is not None
+
+
+def pronoun_roles(question: str, speakers: Iterable[str]) -> set[str]:
+    """The speakers a question names by pronoun, in a conversation with an assistant: the
+    user's roles for "I"/"my", the assistant's for "did you"/"you said"."""
+    known = {s.lower() for s in speakers}
+    if not known & ASSISTANT_ROLES:
+        return set()
+    named: set[str] = set()
+    if _SELF.search(question):
+        named |= known - NOT_USER_ROLES
+    if _ASSISTANT_DID.search(question):
+        named |= known & ASSISTANT_ROLES
+    return named
+
 
 _ORDER = re.compile(
     r"\b(in (?:what|which|the) order|order in which|in order(?! to\b)|chronolog\w*|"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from memcli.retrieval import MEMORY_KINDS, SearchContext
 from memcli.retrieval.kg import KnowledgeGraph, register_traversal
+from memcli.retrieval.params import KgParams
 
 
 def rings(kg: KnowledgeGraph, depth: int) -> dict[int, set[int]]:
@@ -32,7 +33,7 @@ def rings(kg: KnowledgeGraph, depth: int) -> dict[int, set[int]]:
 def circle_credit(kg: KnowledgeGraph, depth: int, chain: int, other: int) -> dict[int, float]:
     """Credit of the kept primary (where rings meet) and secondary memories."""
     reached = rings(kg, depth)
-    kinds = kg.sim.kinds
+    kinds = kg.kinds
     memories = {n: len(s) for n, s in reached.items() if kinds.get(n) in MEMORY_KINDS}
     order = sorted(memories, key=lambda n: (-memories[n], -kg.rel(n), n))
     primary = [n for n in order if memories[n] >= 2][:chain]
@@ -43,10 +44,9 @@ def circle_credit(kg: KnowledgeGraph, depth: int, chain: int, other: int) -> dic
     return credit
 
 
-def credit(ctx: SearchContext, kg: KnowledgeGraph) -> dict[int, float]:
+def credit(ctx: SearchContext, params: KgParams, kg: KnowledgeGraph) -> dict[int, float]:
     """Memories where rings from the question's entities and best memories meet."""
-    cfg = ctx.cfg
-    return circle_credit(kg, cfg.expand_depth, cfg.wc_chain_num, cfg.wc_other_num)
+    return circle_credit(kg, params.expand_depth, params.wc_chain_num, params.wc_other_num)
 
 
 register_traversal("watercircles", credit)

@@ -165,6 +165,29 @@ class FullText(StoreBase):
         args = [match, *(kinds or ()), int(limit)]
         return [(int(r[0]), float(r[1])) for r in self.conn.execute(statement, args)]
 
+    def text_search_columns(
+        self, space: str, query: str, limit: int, kinds: Sequence[str] | None = None
+    ) -> list[tuple[int, float, float, float, float]]:
+        """As `text_search`, each row with its columns' own BM25 (higher is better):
+        (node id, weighted total, text, speaker, context)."""
+        match = fts_query(query)
+        table = search_tables.find_text_table(self.conn, space)
+        if not match or limit <= 0 or table is None:
+            return []
+        statement = sql.text_search_columns(table, len(kinds or ()), CONTEXT_WEIGHT)
+        rows = self.conn.execute(statement, [match, *(kinds or ()), int(limit)])
+        return [(int(r[0]), float(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
+
+    def speaker_named(self, space: str, word: str) -> str | None:
+        """The speaker of the space's memories whose name holds this word (any case), or
+        None: whether a word of a question names someone who speaks in the space."""
+        table = search_tables.find_text_table(self.conn, space)
+        term = word.replace('"', '""')
+        if table is None or not term.strip():
+            return None
+        row = self.conn.execute(sql.speaker_named(table), [f'speaker : "{term}"']).fetchone()
+        return str(row[0]) if row is not None and row[0] else None
+
 
 def _runs(conn: Any, turns: Iterable[int]) -> list[tuple[str, str | None, int, int, set[int]]]:
     """(space, session, lowest seq, highest seq, ids) of the given turns, per session."""

@@ -193,6 +193,15 @@ class Store(Protocol):
     ) -> list[tuple[int, float]]:
         """(node id, BM25 score, higher is better) for a free-text query within a space."""
 
+    def text_search_columns(
+        self, space: str, query: str, limit: int, kinds: Sequence[str] | None = None
+    ) -> list[tuple[int, float, float, float, float]]:
+        """As `text_search`, each row with the BM25 of each searched part of it apart:
+        (node id, weighted total, text, speaker, context)."""
+
+    def speaker_named(self, space: str, word: str) -> str | None:
+        """The speaker of the space's memories whose name holds this word (any case)."""
+
     def has_vectors(self) -> bool:
         """Whether the store holds a vector table (made with the first vectors)."""
 

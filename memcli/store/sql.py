@@ -90,6 +90,24 @@ def text_search(table: str, kinds: int, context_weight: float) -> str:
     )
 
 
+def text_search_columns(table: str, kinds: int, context_weight: float) -> str:
+    """As `text_search`, the rows ranked alike, with each searched column's own BM25 beside
+    the weighted total: the turn's text, its speaker and its context (FTS5 computes them
+    for the rows returned only)."""
+    return (
+        f"SELECT rowid, -rank AS score, -bm25({table}, 1.0, 0.0, 0.0, 0.0),"
+        f" -bm25({table}, 0.0, 1.0, 0.0, 0.0), -bm25({table}, 0.0, 0.0, 0.0, 1.0)"
+        f" FROM {table}"
+        f" WHERE {table} MATCH ? AND rank MATCH 'bm25(1.0, 0.5, 0.0, {float(context_weight)})'"
+        f"{in_params(' AND kind', kinds)} ORDER BY rank LIMIT ?"
+    )
+
+
+def speaker_named(table: str) -> str:
+    """The speaker of one row whose speaker column matches a word (FTS5 column filter)."""
+    return f"SELECT speaker FROM {table} WHERE {table} MATCH ? LIMIT 1"
+
+
 # -- the vector table (sqlite-vec) -------------------------------------------------------
 
 

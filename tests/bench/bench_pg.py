@@ -13,7 +13,10 @@ and the script reports, per strategy:
   (hits compared by kind and text, not by row id), pooled over questions; and how many
   questions get the very same first 10;
 - recall@10 (turn-level evidence recall, as `memcli eval`) of each backend;
-- ask latency p50/p95 of each backend, questions alternating between them in one run.
+- ask latency p50/p95 of each backend, questions alternating between them in one run;
+- and, strategy aside, how closely Postgres' per-column BM25 (text, speaker, context, the
+  weighted total: `text_search_columns`, which the default strategy's signals are made of)
+  follows SQLite's, each on the scale the signals use (over the question's best total).
 
 With --vectors it measures instead what sets the HNSW threshold: for stores of that many
 random 384-dimensional vectors, the exact scan's and the HNSW index's search time, the
@@ -121,10 +124,64 @@ def run(cfg: Config, url: str, workdir: Path, strategies: list[str]) -> dict[str
                 ask(mems[conv.name], qa["question"], "hybrid")
     out: dict[str, Any] = {"build_s": builds, "load_before": os.getloadavg()}
     out["strategies"] = {s: compare(stores, convs, s) for s in strategies}
+    out["columns"] = columns(stores, convs)
     out["load_after"] = os.getloadavg()
     for mems in stores.values():
         for mem in mems.values():
             mem.close()
+    return out
+
+
+COLUMNS = ("total", "text", "speaker", "context")
+COLUMN_ROWS = 200  # the rows the default first pass reads: WIDE (4) x 50 candidates
+
+
+def column_rows(store: Any, question: str) -> dict[tuple[Any, ...], list[float]]:
+    """A question's full-text rows, keyed by what the node is (ids differ between the
+    stores), each column over the best weighted total (the scale the signals use)."""
+    rows = store.text_search_columns("default", question, COLUMN_ROWS)
+    nodes = store.nodes_by_ids([r[0] for r in rows])
+    scale = max((r[1] for r in rows), default=1.0) or 1.0
+    out = {}
+    for node_id, *scores in rows:
+        n = nodes[node_id]
+        out[(n.kind, n.text, n.speaker, n.session, n.seq)] = [s / scale for s in scores]
+    return out
+
+
+def columns(stores: dict[str, Any], convs: list[Any]) -> dict[str, Any]:
+    """Per column: Pearson r and mean/p95/max absolute difference of the scaled BM25 over
+    the rows both backends return, the share equal to 1e-6, and each backend's mean of the
+    column where it is above 0 (its range: the weights are fitted on these values)."""
+    import numpy as np
+
+    pairs: dict[str, list[tuple[float, float]]] = {c: [] for c in COLUMNS}
+    shared = total = same_rows = questions = 0
+    for conv in convs:
+        for qa in conv.questions:
+            a, b = (column_rows(mems[conv.name].store, qa["question"]) for mems in stores.values())
+            keys = a.keys() & b.keys()
+            shared, total, questions = shared + len(keys), total + len(a), questions + 1
+            same_rows += a.keys() == b.keys()
+            for key in keys:
+                for c, x, y in zip(COLUMNS, a[key], b[key], strict=True):
+                    pairs[c].append((x, y))
+    out: dict[str, Any] = {
+        "questions": questions, "rows_per_question": COLUMN_ROWS,
+        "shared_rows": round(shared / max(total, 1), 4), "same_row_set": same_rows,
+    }  # fmt: skip
+    for c, values in pairs.items():
+        x, y = np.asarray(values).T
+        gap = np.abs(x - y)
+        out[c] = {
+            "pearson_r": round(float(np.corrcoef(x, y)[0, 1]), 5),
+            "equal_1e-6": round(float(np.mean(gap <= 1e-6 * np.maximum(np.abs(x), 1e-9))), 4),
+            "abs_diff_mean": round(float(gap.mean()), 5),
+            "abs_diff_p95": round(float(np.quantile(gap, 0.95)), 5),
+            "abs_diff_max": round(float(gap.max()), 5),
+            "sqlite_mean_above_0": round(float(x[x > 0].mean()), 4) if (x > 0).any() else 0.0,
+            "postgres_mean_above_0": round(float(y[y > 0].mean()), 4) if (y > 0).any() else 0.0,
+        }
     return out
 
 

@@ -1,7 +1,7 @@
 """How often each English pattern and cue of the default strategy fires, per genre.
 
-Question patterns are read off the question text; the cues and the rules channel that
-depend on the store (who speaks, whether an assistant does, which rules stand out) are
+Question patterns are read off the question text; the cues that depend on the store (who
+speaks, whether an assistant does, what the speakers call each other) are
 recorded while the baseline variant answers (genre_patches.Probe); the patterns that weigh
 memories are counted over each store's turns.
 """
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memcli.config import Config
 from memcli.memory import Memory
-from memcli.retrieval import cues, rules, shapes
+from memcli.retrieval import cues, shapes
 from memcli.retrieval.shapes import Shape
 
 if TYPE_CHECKING:
@@ -32,9 +32,9 @@ def _trimmed(question: str) -> bool:
 
 
 QUESTION_PATTERNS: dict[str, Callable[[str], bool]] = {
-    "cues._TEMPORAL_QUESTION (asks about time)": cues.is_temporal,
-    "cues._SELF (I/my in the question)": _found(cues._SELF),
-    "cues._ASSISTANT_DID (did you / you said)": _found(cues._ASSISTANT_DID),
+    "shapes._TEMPORAL_QUESTION (asks about time; gam, traversals)": shapes.is_temporal,
+    "shapes._SELF (I/my in the question)": _found(shapes._SELF),
+    "shapes._ASSISTANT_DID (did you / you said)": _found(shapes._ASSISTANT_DID),
     "shapes._ORDER (order, progression)": _found(shapes._ORDER),
     "shapes._SUMMARY (summary, everything)": _found(shapes._SUMMARY),
     "shapes._AGGREGATE (total, across, throughout)": _found(shapes._AGGREGATE),
@@ -49,18 +49,15 @@ def count_turns(probe: Probe, genre: str, conversation: str, db: Path, shared: d
     mem = Memory(Config(db=str(db), space="default"), **shared)
     try:
         turns = list(mem.store.iter_nodes("default", "episode"))
-        users = frozenset(cues.user_roles(t.speaker for t in turns if t.speaker))
-        marked = mem.store.text_search("default", rules._MARKERS, 100_000, ["episode"])
     finally:
         mem.close()
     tally = probe.turns.setdefault(genre, {})
-    read = min(len(marked), rules._CANDIDATES) if users else 0
     found = {
         "turns": len(turns),
-        "cues._TIME_IN_TEXT (a date, month, weekday)": sum(cues.time_bearing(t) for t in turns),
-        "cues._RULE (user turns stating a rule)": sum(cues.states_rule(t, users) for t in turns),
-        "rules._MARKERS (turns the rule search reads)": read,
-        "'?' (a turn that asks: its reply inherits)": sum("?" in t.text for t in turns),
+        "cues._TIME_IN_TEXT (a date, month, weekday; gam, traversals)": sum(
+            cues.time_bearing(t) for t in turns
+        ),
+        "'?' (a turn that asks: the reply signal of the next)": sum("?" in t.text for t in turns),
     }
     for name, count in found.items():
         tally[name] = tally.get(name, 0) + count

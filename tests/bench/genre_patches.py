@@ -3,28 +3,32 @@
 Ablating a component means running retrieval as if it were not there. Where a setting does
 that (`ppr_weight=0`), a variant overrides it; where none does, the bench patches the module
 for the duration of one question (never a switch in production code). A variant names a
-patch like a setting: `norules=hybrid:rules=off`, `noctx=hybrid:context_weight=0`.
+patch like a setting: `nonames=hybrid:names=off`, `noctx=hybrid:context_weight=0`.
 
-- rules=off: no standing-rules channel (memcli.retrieval.rules.with_rules leaves the ranking);
 - ordered=off, summary=off, aggregate=off: that question-shape pattern never matches
   (memcli.retrieval.shapes), so it neither makes a question broad nor trims its topic;
 - broad=off: all three at once: no question is broad;
 - parts=off: no question is an enumeration;
 - context_weight=W: the BM25 weight of a turn's context column (memcli.store.fts); at 0 the
-  column is also left out of the match, as if turns were indexed without context.
+  column is also left out of the match, as if turns were indexed without context;
+- names=off: the question's speakers are not read (memcli.retrieval.people): their names
+  stay in the searched text and give no role cue;
+- aliases=off: only a speaker's account name names them (no name read from how the chat
+  addresses them);
+- pronouns=off: "I"/"you" never name the user or the assistant (memcli.retrieval.shapes).
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from unittest import mock
 
 from memcli.errors import UsageError
-from memcli.retrieval import cues as cues_module
-from memcli.retrieval import hybrid, shapes
+from memcli.retrieval import people, relevance, shapes, signals
+from memcli.retrieval.signals import Signals
 from memcli.store import fts
 
 NEVER = re.compile(r"(?!)")  # a pattern that matches nothing
@@ -48,11 +52,6 @@ def _shape_off(key: str) -> Callable[[str], contextlib.AbstractContextManager[An
     return patch
 
 
-def _rules_off(value: str) -> contextlib.AbstractContextManager[Any]:
-    _off(value, "rules")
-    return mock.patch.object(hybrid, "with_rules", lambda _ctx, _q, order: list(order))
-
-
 def _parts_off(value: str) -> contextlib.AbstractContextManager[Any]:
     _off(value, "parts")
     return mock.patch.object(shapes, "_parts", lambda _text: ())
@@ -73,8 +72,27 @@ def _context_weight(value: str) -> contextlib.AbstractContextManager[Any]:
     return stack
 
 
+def _names_off(value: str) -> contextlib.AbstractContextManager[Any]:
+    _off(value, "names")
+    return mock.patch.object(
+        relevance, "named_speakers", lambda _ctx, q: people.People(frozenset(), q)
+    )
+
+
+def _aliases_off(value: str) -> contextlib.AbstractContextManager[Any]:
+    _off(value, "aliases")
+    return mock.patch.object(people, "addressee", lambda _ctx, _word: None)
+
+
+def _pronouns_off(value: str) -> contextlib.AbstractContextManager[Any]:
+    _off(value, "pronouns")
+    return mock.patch.object(signals, "pronoun_roles", lambda _q, _speakers: set())
+
+
 PATCHES: dict[str, Callable[[str], contextlib.AbstractContextManager[Any]]] = {
-    "rules": _rules_off,
+    "names": _names_off,
+    "aliases": _aliases_off,
+    "pronouns": _pronouns_off,
     "parts": _parts_off,
     "context_weight": _context_weight,
     **{key: _shape_off(key) for key in (*_SHAPE_PATTERNS, "broad")},
@@ -97,8 +115,8 @@ def patched(patches: Mapping[str, str]) -> Iterator[None]:
 
 
 class Probe:
-    """Records, per question, which store-dependent cues and channels of `hybrid` fired
-    while `variant` answered."""
+    """Records, per question, which store-dependent cues of `hybrid` fired while `variant`
+    answered."""
 
     def __init__(self, variant: str) -> None:
         self.variant = variant
@@ -109,28 +127,23 @@ class Probe:
     def recording(self, key: Any) -> Iterator[None]:
         """Record what fires while one question is asked under `key`."""
         sink = self.fired.setdefault(key, {})
-        real_cues, real_rules = hybrid.Cues, hybrid.with_rules
+        real_start, real_addressee = Signals.start, people.addressee
 
-        class Recorder:
-            @staticmethod
-            def of(question: str, nodes: Any, **betas: float) -> Any:
-                nodes = list(nodes)
-                cues = real_cues.of(question, nodes, **betas)
-                known = {n.speaker if n.kind != "entity" else n.text for n in nodes} - {None}
-                _any(sink, "temporal cue", cues.temporal)
-                _any(sink, "role cue", bool(cues.people))
-                _any(sink, "role cue by pronoun", bool(cues_module.pronoun_roles(question, known)))
-                _any(sink, "assistant chat (rule cue on)", bool(cues.users))
-                return cues
+        def start(ctx: Any, fp: Any, question: str, named: Any, pool: Any) -> Signals:
+            found = real_start(ctx, fp, question, named, pool)
+            speakers = {n.speaker for n in found.nodes.values() if n.speaker}
+            _any(sink, "role cue", bool(found.people))
+            _any(sink, "role cue by pronoun", bool(shapes.pronoun_roles(question, speakers)))
+            return found
 
-        def rules(ctx: Any, question: str, order: Sequence[tuple[int, float]]) -> Any:
-            out = real_rules(ctx, question, order)
-            _any(sink, "rules channel moved a rule up", out != list(order))
-            return out
+        def addressee(ctx: Any, word: str) -> Any:
+            speaker = real_addressee(ctx, word)
+            _any(sink, "a name read as what a speaker is called", speaker is not None)
+            return speaker
 
         with (
-            mock.patch.object(hybrid, "Cues", Recorder),
-            mock.patch.object(hybrid, "with_rules", rules),
+            mock.patch.object(Signals, "start", start),
+            mock.patch.object(people, "addressee", addressee),
         ):
             yield
 

@@ -84,7 +84,7 @@ def prepare(cfg: Config, variants: list[Variant]) -> list[Prepared]:
     out = []
     for variant in variants:
         settings, patches = split_overrides(variant.settings)
-        retrieval = with_overrides(cfg.retrieval, settings)
+        retrieval = with_overrides(cfg.retrieval, settings, variant.strategy)
         out.append(Prepared(variant, dataclasses.replace(cfg, retrieval=retrieval), patches))
     return out
 
