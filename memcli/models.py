@@ -253,6 +253,8 @@ class PruneReport:
     kept_shared: int = 0  # selected episodes kept because another source still holds them
     cache_entries: int = 0  # model replies dropped from the cache (they may quote the text)
     forgotten: int = 0  # turns that stay forgotten: ingesting them again skips them
+    embedded_again: int = 0  # turns after a forgotten one, embedded beside the turn now before
+    stale_vectors: int = 0  # such turns whose vector could not be made again (no embedder)
     examples: list[dict[str, str]] = field(default_factory=list)
     vacuumed: bool = False
     bytes_before: int = 0

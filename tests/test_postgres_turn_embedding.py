@@ -41,3 +41,18 @@ def test_both_backends_embed_each_turn_with_the_one_before_it(
         assert np.array_equal(pg[text], vector), text
     (_, _), (r2, t2), (r3, t3) = TURNS  # the later file's turn, with the stored one before it
     assert np.allclose(pg[t3], _expected(t3, r3, (t2, r2)), atol=1e-6)
+
+
+def test_forgetting_a_turn_embeds_the_next_one_again_on_postgres(
+    tmp_path: Path, pg_url: str, fake_server: FakeModelServer
+) -> None:
+    config = _config(tmp_path / "c.yaml", tmp_path / "unused.db", fake_server.ollama_url)
+    cli = Memcli(config=config, env={"MEMCLI_DB": pg_url})
+    cli.ok("ingest", str(_chat(tmp_path / "a.jsonl", "s1", TURNS)))
+    with open_store(pg_url) as store:
+        ids = {n.text: n.node_id for n in store.iter_nodes("default", "episode")}
+    cli.ok("prune", "--node", ids[TURNS[1][1]], "--yes")
+    (r1, t1), (_, t2), (r3, t3) = TURNS
+    got = _vectors(pg_url)
+    assert t2 not in got
+    assert np.allclose(got[t3], _expected(t3, r3, (t1, r1)), atol=1e-6)

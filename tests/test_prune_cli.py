@@ -74,6 +74,8 @@ def test_cli_dry_run_text_and_json(cli_db: tuple[Memcli, Graph]) -> None:
         "kept_shared": 0,
         "cache_entries": 0,
         "forgotten": 0,  # a fact: no turn is recorded as forgotten
+        "embedded_again": 0,  # nor is any turn embedded again
+        "stale_vectors": 0,
         "examples": [{"node_id": g.pid("f3"), "kind": "fact", "text": "Ana lives in Lisbon"}],
         "vacuumed": False,
         "bytes_before": report["bytes_before"],

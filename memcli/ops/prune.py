@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from memcli.dates import as_utc, parse_iso
 from memcli.errors import DatabaseError, NotFound, UsageError
 from memcli.models import KIND_PREFIX, PruneReport, node_public_id, parse_node_id, typed_node_id
+from memcli.ops import prune_vectors
 from memcli.ops.sources import match_sources
 from memcli.text import one_line, truncate
 
@@ -284,16 +285,18 @@ def _fill_report(store: Store, plan: _Plan, report: PruneReport, space: str) -> 
     report.forgotten = len(store.turn_keys(space, plan.nodes))
 
 
-def _apply(mem: MemoryBase, plan: _Plan, sel: Selection) -> int:
+def _apply(mem: MemoryBase, plan: _Plan, sel: Selection, report: PruneReport) -> int:
     """Remove what the plan lists; return how many cached model replies were dropped."""
     store = mem.store
     bridges = store.next_bridges(plan.nodes)
+    after = set() if sel.everything else prune_vectors.followers(store, plan.nodes)
     store.unlink_sources(plan.unlink)
     # Tombstones (content keys, no text) keep the turns from being stored again.
     store.record_forgotten(mem.space, plan.nodes)
     store.delete_nodes(sorted(plan.nodes))
     store.add_edges(mem.space, bridges)
     store.delete_sources(plan.sources)
+    prune_vectors.embed_again(mem, after, bridges, report)
     if sel.everything:
         store.delete_runs(mem.space)
     # Cached replies cannot be traced to nodes, and they may quote what was just forgotten.
@@ -323,7 +326,7 @@ def prune(
         with _consolidation_lock(store), store.transaction():
             plan = make_plan(mem, selection, moment)
             _fill_report(store, plan, report, mem.space)
-            report.cache_entries = _apply(mem, plan, selection)
+            report.cache_entries = _apply(mem, plan, selection, report)
     if vacuum and not dry_run:
         report.vacuumed = store.compact()
         if not report.vacuumed:

@@ -36,6 +36,16 @@ def show_prune(out: Output, report: PruneReport) -> None:
             f"{n:,} {noun(n, 'turn')} {will} forgotten: ingesting them again skips them "
             "(ingest --allow-forgotten stores them again)"
         )
+    if report.embedded_again:
+        n = report.embedded_again
+        lines.append(f"{n:,} {noun(n, 'turn')} after a forgotten one embedded again without it")
+    if report.stale_vectors:
+        n = report.stale_vectors
+        lines.append(
+            f"{n:,} {noun(n, 'turn')} after a forgotten one {'keeps' if n == 1 else 'keep'} "
+            "a vector made beside it: "
+            "the embedder could not be used (run `memcli reindex` once it can)"
+        )
     if report.examples:
         lines.append("examples:")
         lines += [f"  {e['node_id']:<8} {e['kind']:<10} {e['text']}" for e in report.examples]
