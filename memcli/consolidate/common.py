@@ -245,6 +245,18 @@ class Stage:
         fitted = window()
         return int(fitted.prompt_budget / fitted.ratio) - estimate(self.prompt(prompt, **empty))
 
+    def split(
+        self, kind: str, items: Sequence[T], again: Callable[[list[T]], None],
+        node_id: Callable[[T], int],
+    ) -> None:  # fmt: skip
+        """A unit that did not fit the model: its halves asked in turn (`again`), and a
+        single item that still does not fit given up for `kind`."""
+        if len(items) == 1:
+            self.give_up(kind, [node_id(items[0])])
+            return
+        for part in halves(items):
+            again(part)
+
     def give_up(self, kind: str, ids: Sequence[int], reason: str = "too_long") -> None:
         """Mark a unit that cannot be made to fit as done for `kind` (counted as `reason`):
         it would never fit on a later run either, and its turns stay searchable."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memcli.consolidate.buffer import session_order, turn_tokens
-from memcli.consolidate.common import Stage, Unfit, concept_ids, halves, prepare_labels, turn_line
+from memcli.consolidate.common import Stage, Unfit, concept_ids, prepare_labels, turn_line
 from memcli.consolidate.concepts import mentions
 from memcli.consolidate.nearest import mean_vector, similar
 from memcli.consolidate.quality import Sieve
@@ -207,11 +207,7 @@ def unit(stage: Stage, chunk: Sequence[Node]) -> None:
     try:
         reply = stage.ask(stage.prompt("facts", **values), FactsReply)
     except Unfit:
-        if len(chunk) == 1:
-            stage.give_up("facts", [chunk[0].id])
-            return
-        for part in halves(chunk):
-            unit(stage, part)
+        stage.split("facts", chunk, lambda part: unit(stage, part), lambda n: n.id)
         return
     if reply is None:
         return  # counted as a failure; the chunk stays pending for a later run

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memcli.consolidate.common import Stage, Unfit, day_of, halves
+from memcli.consolidate.common import Stage, Unfit, day_of
 from memcli.consolidate.facts import fact_key
 from memcli.consolidate.nearest import mean_vector, similar
 from memcli.consolidate.quality import GROUNDED_REFLECTION, Sieve
@@ -121,11 +121,7 @@ def _reflect(stage: Stage, batch: Sequence[Node]) -> None:
     try:
         reply = stage.ask(messages, ReflectionsReply)
     except Unfit:
-        if len(batch) == 1:
-            stage.give_up("reflect", [batch[0].id])
-            return
-        for part in halves(batch):
-            _reflect(stage, part)
+        stage.split("reflect", batch, lambda part: _reflect(stage, part), lambda n: n.id)
         return
     if reply is not None:
         _write(stage, batch, _checked(stage, reply, shown, known))

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memcli.consolidate.common import Stage, Unfit, halves
+from memcli.consolidate.common import Stage, Unfit
 from memcli.consolidate.nearest import similar
 from memcli.consolidate.schemas import SupersedeReply
 from memcli.models import Edge, Node
@@ -143,11 +143,7 @@ def _judge(stage: Stage, cases: Sequence[_Case]) -> None:
         reply = stage.ask(_prompt(stage, asked), SupersedeReply) if asked else SupersedeReply(
             judgements=[])  # fmt: skip
     except Unfit:
-        if len(cases) == 1:
-            stage.give_up("supersede", [cases[0].new.id])
-            return
-        for part in halves(cases):
-            _judge(stage, part)
+        stage.split("supersede", cases, lambda part: _judge(stage, part), lambda c: c.new.id)
         return
     if reply is not None:
         _apply(stage, cases, reply)

@@ -24,7 +24,9 @@ def followers(store: Store, removed: set[int]) -> set[int]:
     return {dst for src, dst, _, _ in rows if src in removed and dst not in removed}
 
 
-def _turn(node: Node | None) -> Turn | None:
+def _turn(nodes: dict[int, Node], node_id: int | None) -> Turn | None:
+    """The text and speaker of the turn before, or None when there is none."""
+    node = nodes.get(node_id) if node_id is not None else None
     return (node.text, node.speaker) if node is not None else None
 
 
@@ -39,9 +41,7 @@ def embed_again(mem: MemoryBase, turns: set[int], bridges: list[Edge], report: P
     before = {e.dst: e.src for e in bridges if e.dst in turns}
     nodes = store.nodes_by_ids(sorted(turns | set(before.values())))
     kept = [nodes[i] for i in sorted(turns) if i in nodes]
-    texts = [
-        turn_embedding_text(n.text, n.speaker, _turn(nodes.get(before.get(n.id, 0)))) for n in kept
-    ]
+    texts = [turn_embedding_text(n.text, n.speaker, _turn(nodes, before.get(n.id))) for n in kept]
     try:
         embedder = mem.embedder
         vectors = embedder.embed(texts) if embedder is not None and texts else None
