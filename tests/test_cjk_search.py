@@ -19,7 +19,7 @@ TURNS = [
     ("c2", "下周我们要去杭州看西湖，我已经订好了火车票。"),
     ("j1", "来週、東京で写真の展示会があります。"),
     ("k1", "어제 처음으로 도자기 수업에 갔어요."),
-    ("e1", "The pottery teacher says clay needs patience."),
+    ("e1", "The glassblowing teacher says clay needs patience."),
 ]
 
 
@@ -58,9 +58,9 @@ def test_cjk_questions_find_their_turn_first(cli: Memcli, question: str, expecte
 
 
 def test_english_search_is_unchanged(cli: Memcli) -> None:
-    assert _found(cli, "pottery clay")[0] == TURNS[4][1]
-    question = "What did Ana make at the pottery class?"
-    assert fts_query(question) == '"ana" OR "make" OR "pottery" OR "class"'
+    assert _found(cli, "glassblowing clay")[0] == TURNS[4][1]
+    question = "What did Ana make at the glassblowing class?"
+    assert fts_query(question) == '"ana" OR "make" OR "glassblowing" OR "class"'
     assert indexed_text(question) == question
 
 

@@ -19,9 +19,9 @@ def _surfaces(text: str, stats: CaseStats | None = None) -> dict[str, str | None
 
 
 def test_rules_find_names_identifiers_and_values() -> None:
-    found = _surfaces("We met Grace Hopper and then upgraded to Node.js v18.15.0 with JWT tokens.")
-    assert "Grace Hopper" in found and "JWT" in found
-    assert found["Node.js"] == "v18.15.0"
+    found = _surfaces("We met Grace Hopper, then moved to Vue.js v3.4.21 with TLS certificates.")
+    assert "Grace Hopper" in found and "TLS" in found
+    assert found["Vue.js"] == "v3.4.21"
     assert "We" not in found  # a sentence start is not a name by itself
     assert not _surfaces("ok thanks, see you on Monday!")  # calendar words are dates
 
@@ -34,17 +34,17 @@ def test_sentence_start_is_a_name_only_when_written_capitalised_elsewhere() -> N
 
 def test_capitals_the_space_mostly_writes_in_lower_case_are_no_acronym() -> None:
     stats = CaseStats.of(
-        ["ok, btw the build passed", "ok then", "we sign it with JWT and ask NASA", "OK BTW done"]
+        ["ok, btw the build passed", "ok then", "we sign it with TLS and ask NASA", "OK BTW done"]
     )
-    found = _surfaces("OK, BTW the JWT from NASA expired.", stats)
-    assert "JWT" in found and "NASA" in found
+    found = _surfaces("OK, BTW the TLS key from NASA expired.", stats)
+    assert "TLS" in found and "NASA" in found
     assert "OK" not in found and "BTW" not in found
-    assert "OK" in _surfaces("OK, the JWT expired.")  # no statistics: shape alone
+    assert "OK" in _surfaces("OK, the TLS key expired.")  # no statistics: shape alone
 
 
 def test_canonical_key_folds_case_and_possessives() -> None:
     assert canonical_key("Grace's") == canonical_key("grace") == canonical_key("GRACE")
-    assert canonical_key("Node.js") == canonical_key("node.js")
+    assert canonical_key("Vue.js") == canonical_key("vue.js")
 
 
 def test_no_llm_entities_have_mentions_and_an_inspect_view(

@@ -16,8 +16,8 @@ from tests.fakeserver import FakeModelServer
 HELLO = [("Ana", "Hey Ben, good to see you!"), ("Ben", "Good to see you too, thanks!")]
 BYE = [("Ana", "Thanks, talk soon!"), ("Ben", "Talk soon, bye!")]
 CONTENT = [
-    [("Ana", "The pottery class moved to the studio on Harbour Street."),
-     ("Ben", "Does the pottery teacher still fire the kiln on Fridays?")],
+    [("Ana", "The glassblowing class moved to the studio on Harbour Street."),
+     ("Ben", "Does the glassblowing teacher still fire the kiln on Fridays?")],
     [("Ben", "My marathon training plan goes up to thirty kilometres now."),
      ("Ana", "Thirty kilometres before the marathon sounds tough.")],
     [("Ana", "We booked the camping site by the lake for three nights."),

@@ -11,14 +11,14 @@ from tests.graph_helpers import Builder, memory
 
 # Wren writes as "wren_22"; Jory calls her "Birdie" at the start and end of turns.
 TURNS = [
-    ("jory", "Hi Birdie! How was the pottery fair?"),
+    ("jory", "Hi Birdie! How was the glassblowing fair?"),
     ("wren_22", "Busy! I sold four bowls and a teapot."),
     ("jory", "That is great Birdie."),
     ("wren_22", "The teapot went to a collector from Alderbrook."),
     ("jory", "Birdie, will you go again next year?"),
     ("wren_22", "Yes, and I will bring the blue glaze set."),
     ("jory", "My cousin Tamsin lives in Alderbrook."),
-    ("wren_22", "Does Tamsin collect pottery too?"),
+    ("wren_22", "Does Tamsin collect glassblowing too?"),
     ("jory", "Thanks Birdie!"),
     ("wren_22", "Any time."),
     ("jory", "I want a teapot like that."),

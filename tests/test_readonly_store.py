@@ -61,7 +61,7 @@ def _digest(path: Path) -> str:
 
 
 def _reads_work(target: Path, cfg: Path) -> None:
-    asked = _run_ro(target, cfg, "--json", "ask", "--context-only", "pottery class")
+    asked = _run_ro(target, cfg, "--json", "ask", "--context-only", "glassblowing class")
     assert asked.returncode == 0, asked.stderr
     assert [json.loads(line) for line in asked.stdout.splitlines()]
     inspected = _run_ro(target, cfg, "--json", "inspect")
@@ -115,7 +115,7 @@ def test_an_answer_from_the_model_needs_no_write(
 ) -> None:
     """`ask` with a model caches its reply where it can; on a read-only store it answers
     uncached."""
-    fake_server.responder = lambda body: json.dumps({"answer": "Pottery.", "citations": []})
+    fake_server.responder = lambda body: json.dumps({"answer": "Glassblowing.", "citations": []})
     cfg = config_file(chat_store, fake_server)
     before = _digest(chat_store / "memory.db")
     for _ in range(2):

@@ -1,10 +1,11 @@
 """The space's entities by canonical key and alias, and the rules that merge name variants.
 
 A name is looked up by its canonical key (`names.canonical_key`: case, accents, possessive,
-inner punctuation aside, so `Node.js`, `NodeJS` and `nodejs` are one key). Variants that
+inner punctuation aside, so `Vue.js`, `VueJS` and `vuejs` are one key). Variants that
 keep different keys are merged when they are
 - plural twins: one key is the other plus a final "s" (`Raptor` / `Raptors`);
-- an acronym and the name it abbreviates, both seen in the space (`JWT` / `JSON Web Token`);
+- an acronym and the name it abbreviates, both seen in the space (`TLS` /
+  `Transport Layer Security`);
 - a one-word name and the only longer name of the space that starts or ends with it
   (`Ada` / `Ada Lovelace`), for words of at least MIN_PART_CHARS letters;
 - names whose embeddings are at least `entity_merge_threshold` similar and which share most

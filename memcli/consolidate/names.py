@@ -4,9 +4,9 @@ What counts as a name is read from the shape of a token and from how the whole s
 it, never from a list of known words:
 
 - identifiers: inner capitals (`camelCase`, `iPhone`), letters with digits (`GPT-4`, `H2O`),
-  dotted or underscored words (`socket.io`, `user_id`, `server.js`), inline `code`,
+  dotted or underscored words (`numpy.linalg`, `user_id`, `setup.py`), inline `code`,
   `#tags` and `@handles`;
-- acronyms: two or more capitals (`JWT`, `NASA`), unless the space writes the same letters
+- acronyms: two or more capitals (`HTTP`, `NASA`), unless the space writes the same letters
   in lower case more often ("ok", "btw": a common word typed in capitals);
 - proper names: capitalised words and runs of them (`Ada Lovelace`, `Lake Tahoe`). A word at
   the start of a sentence is only a name when the space also writes it capitalised
@@ -15,7 +15,7 @@ it, never from a list of known words:
 - titles: short quoted spans ("The Old Man and the Sea").
 
 A version, amount or date written right after a name is kept with that mention as its value
-(`Node.js v18.15.0`, `Plan B $400`), so what is said about a thing over time can be lined up.
+(`Vue.js v3.4.21`, `Plan B $400`), so what is said about a thing over time can be lined up.
 Calendar words (month and day names) are dates, not names. Fenced code blocks are code, not
 talk, and are skipped.
 """

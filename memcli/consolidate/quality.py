@@ -9,8 +9,8 @@ The rules are lexical and cheap, and a good model's memories pass them:
 - verbatim: its words run word for word inside one source (or a source's inside it),
   speaker name included: a copy, not a restatement;
 - ungrounded: fewer than `grounded` (a share) of its content words are found in the sources
-  it cites, and never none (a word is compared by its first STEM letters, so "painting"
-  meets "painted"): a model that summarises its instructions, or the world, instead of the
+  it cites, and never none (a word is compared by its first STEM letters, so "walking"
+  meets "walked"): a model that summarises its instructions, or the world, instead of the
   turns;
 - duplicate: its content words nearly the same set as a memory kept before it or shown to
   the model as already stored (Jaccard >= DUPLICATE).

@@ -5,10 +5,10 @@ hobby, and in a chat it is mostly written by the other person, addressing her ("
 Ana!"). So a capitalised word of the question that names a speaker of the space becomes the
 role cue (memcli.retrieval.signals) and leaves the text that is searched.
 
-People in real chats are often called by a name that is not their account's ("Kate"
-writing as "Emi"). Such a name is read from how the space uses it, never from a list: a
-word that one speaker writes as a vocative (at the very start of a turn, "Hi Kate!",
-"Kate, look", and at its end, "Thank you Kate!") again and again, that the other
+People in real chats are often called by a name that is not their account's ("Bea"
+writing as "trix_88"). Such a name is read from how the space uses it, never from a list: a
+word that one speaker writes as a vocative (at the very start of a turn, "Hi Bea!",
+"Bea, look", and at its end, "Thank you Bea!") again and again, that the other
 speakers do not use so, names the person those turns answer: the speaker of the turns
 next to them.
 """
@@ -92,11 +92,11 @@ def _answerer(ctx: SearchContext, calls: list[Node], caller: str | None) -> str 
 
 
 def _opening(text: str, word: str) -> bool:
-    """The word opens the turn, alone or after one word, and a mark follows: "Hi Kate!"."""
+    """The word opens the turn, alone or after one word, and a mark follows: "Hi Bea!"."""
     return re.match(rf"\W*(?:\w+\W+)?{re.escape(word)}\s*[,!.?]", text) is not None
 
 
 def _vocative(text: str, word: str) -> bool:
-    """The word opens or closes the turn with a mark after it ("Thank you Kate!")."""
+    """The word opens or closes the turn with a mark after it ("Thank you Bea!")."""
     closing = re.search(rf"\w\W+{re.escape(word)}\W*$", text) is not None
     return _opening(text, word) or closing
