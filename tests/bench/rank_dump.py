@@ -16,6 +16,7 @@ best by plain similarity, 2 hops), to see whether it earns its cost.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -47,17 +48,18 @@ def question_rows(
     lex = {i: n for n, (i, _) in enumerate(ranked(found.fp.lexical))}
     cos = {i: n for n, (i, _) in enumerate(ranked(found.fp.cosine))}
     nodes = found.signals.nodes
-    out = {
+    x = np.array([[found.rows[i][s] for s in SIGNALS] for i in ids], dtype=np.float32)
+    if extra is not None:
+        x = np.hstack([x, extra_rows(ctx, found, ids, extra)])
+    out: dict[str, Any] = {
         "ids": ids,
         "refs": [nodes[i].ref or "" for i in ids],
-        "x": np.array([[found.rows[i][s] for s in SIGNALS] for i in ids], dtype=np.float32),
+        "x": x,
         "lex_rank": [lex.get(i, 9999) for i in ids],
         "cos_rank": [cos.get(i, 9999) for i in ids],
         "sessions": [nodes[i].session or "" for i in ids],
         "seqs": [nodes[i].seq if nodes[i].seq is not None else -1 for i in ids],
     }
-    if extra is not None:
-        out["x"] = np.hstack([out["x"], extra_rows(ctx, found, ids, extra)])
     if pagerank:
         out["pagerank"] = _pagerank(ctx, found, ids)
     return out
@@ -84,6 +86,11 @@ def _pagerank(ctx: SearchContext, found: Relevance, ids: list[int]) -> list[floa
 def dump(args: argparse.Namespace) -> dict[str, Any]:
     """Every question of the chosen genres: its pool and its gold."""
     cfg = Config()
+    if args.tune:
+        from memcli.eval.variants import with_overrides
+
+        pairs = dict(item.split("=", 1) for item in args.tune.split(","))
+        cfg = dataclasses.replace(cfg, retrieval=with_overrides(cfg.retrieval, pairs, "hybrid"))
     shared = shared_models(cfg)
     code = code_hash()
     out: list[dict[str, Any]] = []
@@ -108,12 +115,15 @@ def dump(args: argparse.Namespace) -> dict[str, Any]:
             took = time.perf_counter() - started
             print(f"{name} {conv.name}: {len(conv.questions)} questions in {took:.1f} s",
                   file=sys.stderr, flush=True)  # fmt: skip
-    return {"signals": [*SIGNALS, *(EXTRA if args.extra else ())], "questions": out}
+    import os
+
+    from tests.bench.rank_extra import LIGHT
+
+    extra = [f"ctxown{n}" for n in LIGHT] if os.environ.get("RANK_EXTRA_LIGHT") else EXTRA
+    return {"signals": [*SIGNALS, *(extra if args.extra else ())], "questions": out}
 
 
 def _on(cfg: Config, db: Path) -> Config:
-    import dataclasses
-
     return dataclasses.replace(cfg, db=str(db), space="default")
 
 
@@ -145,6 +155,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--pagerank", action="store_true")
     parser.add_argument("--extra", action="store_true", help="tests/bench/rank_extra.py too")
+    parser.add_argument("--tune", default="", help="hybrid's parameters: name=value,...")
 
     args = parser.parse_args(argv)
     save(dump(args), args.out)

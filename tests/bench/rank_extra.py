@@ -11,7 +11,23 @@ leave one genre out before any code of the default changes. Each is a general id
 - ctxvec: cosine with the embedding of the turn together with the turn before it (a
   contextual embedding, as ingest would store it if it embedded a turn with its context);
 - prf: BM25 of pseudo-relevance feedback words (the rarest words of the best few
-  candidates' texts, not in the question), searched as one more full-text query.
+  candidates' texts, not in the question), searched as one more full-text query;
+- prevcos, nextcos, ctxown: cosines of the turns before and after; the contextual
+  embedding with the turn's own text first (what ingest stores now: `vector`);
+- vprf3/5/10, rocchio3/5: feedback in embedding space, cosine with the centroid of the best
+  3/5/10 candidates' vectors (Rocchio: plus the question's vector);
+- coord, coordidf: the share of the question's content words (crudely stemmed) a memory's
+  text holds, plain and idf-weighted (coordination level);
+- kwvec: cosine with the embedding of the question's content words alone;
+- ctxboth, ctxnext: the turn embedded with the opening words of the turns before and
+  after it, or of the turn after only;
+- loglen, asks, qterms: priors of the memory (log of its words; 1 when it asks something)
+  and of the question (log of its content words: to multiply with a signal);
+- sessmax, sesstop3, near1, near3, sesscount: the cluster hypothesis, from the default's
+  scores over the pool (relative, 0-1): the best and mean best-3 score of the other
+  candidates of its session, the best within 1 and 3 turns of it, log of their number.
+With RANK_EXTRA_LIGHT=1 only `ctxown` is dumped, the turn before cut to each of LIGHT's
+lengths.
 """
 
 from __future__ import annotations
@@ -31,22 +47,42 @@ from memcli.text import STOPWORDS
 
 EXTRA = (
     "context", "speaker", "total", "before", "after", "nbr", "ctxvec", "prf", "prevcos",
-    "nextcos", "ctxown",
+    "nextcos", "ctxown", "vprf3", "vprf5", "vprf10", "rocchio3", "rocchio5",
+    "coord", "coordidf", "kwvec", "ctxboth", "ctxnext", "loglen", "asks", "qterms",
+    "sessmax", "sesstop3", "near1", "near3", "sesscount",
 )  # fmt: skip
 PRF_DOCS = 3  # best candidates read for feedback words
 PRF_WORDS = 8  # feedback words searched
 CONTEXT_WORDS = int(os.environ.get("RANK_EXTRA_CONTEXT_WORDS", "0"))  # 0: the whole turn
 
 
-def _opening(text: str) -> str:
-    """The turn's opening CONTEXT_WORDS words (all when 0)."""
-    return " ".join(text.split()[:CONTEXT_WORDS]) if CONTEXT_WORDS else text
+def _opening(text: str, words: int = CONTEXT_WORDS) -> str:
+    """The turn's opening `words` words (all when 0)."""
+    return " ".join(text.split()[:words]) if words else text
+
+
+# RANK_EXTRA_LIGHT=1: only the own-first contextual cosine, the turn before cut to each of
+# these lengths (what shorter context costs in recall; ingest embeds less text).
+LIGHT = (10, 15, 20, 30)
+
+
+def light_rows(
+    ctx: SearchContext, found: Relevance, ids: list[int], cache: dict[Any, Any]
+) -> np.ndarray:
+    """One column per LIGHT length: cosine with the turn embedded own text first."""
+    cols = []
+    for n in LIGHT:
+        vectors = _contextual(ctx, found, ids, cache.setdefault(n, {}), own_first=True, words=n)
+        cols.append([float(vectors[i] @ found.fp.vector) if i in vectors else 0.0 for i in ids])
+    return np.asarray(cols, dtype=np.float32).T.reshape(len(ids), len(LIGHT))
 
 
 def extra_rows(
     ctx: SearchContext, found: Relevance, ids: list[int], cache: dict[int, Any]
 ) -> np.ndarray:
     """One row of EXTRA per memory in `ids`; `cache` keeps contextual vectors per node."""
+    if os.environ.get("RANK_EXTRA_LIGHT"):
+        return light_rows(ctx, found, ids, cache)
     fp, sig = found.fp, found.signals
     scale = sig.scale
     after: dict[int, int] = {}
@@ -57,6 +93,14 @@ def extra_rows(
     vectors = _contextual(ctx, found, ids, cache)
     own_first = _contextual(ctx, found, ids, cache, own_first=True)
     prf = _feedback(ctx, found)
+    vprf = {m: _vector_feedback(ctx, found, ids, m) for m in (3, 5, 10)}
+    roc = {m: _vector_feedback(ctx, found, ids, m, query=1.0) for m in (3, 5)}
+    coord, coordidf = _coordination(ctx, found, ids)
+    kw = _keyword_cosine(ctx, found, ids)
+    both = _around(ctx, found, ids, after, cache, True)
+    nxt = _around(ctx, found, ids, after, cache, False)
+    priors = _priors(found, ids)
+    cluster = _cluster(found, ids)
     rows = []
     for i in ids:
         b, a = sig.before.get(i, -1), after.get(i, -1)
@@ -67,7 +111,10 @@ def extra_rows(
                      fp.lexical.get(i, 0.0) / scale, pb, pa, max(pb, pa), cos,
                      prf.get(i, 0.0), fp.cosine.get(b, 0.0), fp.cosine.get(a, 0.0),
                      float(own_first[i] @ fp.vector) if fp.vector is not None and i in own_first
-                     else 0.0])  # fmt: skip
+                     else 0.0, vprf[3].get(i, 0.0), vprf[5].get(i, 0.0),
+                     vprf[10].get(i, 0.0), roc[3].get(i, 0.0), roc[5].get(i, 0.0),
+                     coord.get(i, 0.0), coordidf.get(i, 0.0), kw.get(i, 0.0),
+                     both.get(i, 0.0), nxt.get(i, 0.0), *priors[i], *cluster[i]])  # fmt: skip
     return np.asarray(rows, dtype=np.float32).reshape(len(ids), len(EXTRA))
 
 
@@ -77,6 +124,7 @@ def _contextual(
     ids: list[int],
     cache: dict[Any, Any],
     own_first: bool = False,
+    words: int = CONTEXT_WORDS,
 ) -> dict[int, Any]:
     """Each memory's embedding together with the turn before it (cached per node): the
     turn before first, or (`own_first`) after the memory's own text."""
@@ -88,7 +136,7 @@ def _contextual(
             node, b = sig.nodes[i], sig.before.get(i, -1)
             own = embedding_text(node.text, node.speaker)
             prev = sig.nodes.get(b)
-            other = "" if prev is None else embedding_text(_opening(prev.text), prev.speaker)
+            other = "" if prev is None else embedding_text(_opening(prev.text, words), prev.speaker)
             texts.append(own + "\n" + other if own_first else other + "\n" + own)
         for i, v in zip(todo, ctx.embedder.embed(texts), strict=True):
             cache[i, own_first] = v
@@ -113,3 +161,143 @@ def _feedback(ctx: SearchContext, found: Relevance) -> dict[int, float]:
     rows = ctx.store.text_search(ctx.space, " ".join(chosen), 400)
     top = max((s for _, s in rows), default=0.0) or 1.0
     return {i: s / top for i, s in rows}
+
+
+def _vector_feedback(
+    ctx: SearchContext, found: Relevance, ids: list[int], m: int, query: float = 0.0
+) -> dict[int, float]:
+    """Cosine of each memory's stored vector with the centroid of the best `m` candidates'
+    vectors (by the default's score), plus `query` x the question's vector (Rocchio)."""
+    if found.fp.vector is None:
+        return {}
+    best = [i for i, _ in ranked(found.scores)[:m]]
+    vectors = ctx.store.get_vectors(list(dict.fromkeys([*ids, *best])))
+    top = [vectors[i] for i in best if i in vectors]
+    if not top:
+        return {}
+    centre = np.mean(top, axis=0) + query * found.fp.vector
+    centre = centre / (np.linalg.norm(centre) or 1.0)
+    return {i: float(vectors[i] @ centre) for i in ids if i in vectors}
+
+
+def _stem(word: str) -> str:
+    return word[:5]
+
+
+_DF: dict[Any, tuple[dict[str, int], int]] = {}
+
+
+def _document_frequency(ctx: SearchContext) -> tuple[dict[str, int], int]:
+    key = id(ctx.store)
+    if key not in _DF:
+        df: Counter[str] = Counter()
+        n = 0
+        db = getattr(ctx.store, "db")  # noqa: B009 - the bench reads SQLite stores only
+        for (text,) in db.execute("SELECT text FROM nodes WHERE kind = 'episode'"):
+            n += 1
+            df.update({_stem(w) for w in re.findall(r"\w+", (text or "").lower())})
+        _DF[key] = (dict(df), n)
+    return _DF[key]
+
+
+def _coordination(
+    ctx: SearchContext, found: Relevance, ids: list[int]
+) -> tuple[dict[int, float], dict[int, float]]:
+    """The share of the question's distinct content words (crudely stemmed) a memory's
+    text holds: plain, and weighted by each word's idf."""
+    from memcli.store.fts import query_terms
+
+    terms = {_stem(t) for t in query_terms(found.fp.query)}
+    if not terms:
+        return {}, {}
+    df, n = _document_frequency(ctx)
+    idf = {t: float(np.log((n + 1) / (df.get(t, 0) + 0.5))) for t in terms}
+    total = sum(idf.values()) or 1.0
+    plain, weighted = {}, {}
+    for i in ids:
+        node = found.signals.nodes.get(i)
+        if node is None:
+            continue
+        held = {_stem(w) for w in re.findall(r"\w+", node.text.lower())} & terms
+        plain[i] = len(held) / len(terms)
+        weighted[i] = sum(idf[t] for t in held) / total
+    return plain, weighted
+
+
+def _keyword_cosine(ctx: SearchContext, found: Relevance, ids: list[int]) -> dict[int, float]:
+    """Cosine with the embedding of the question's content words alone."""
+    from memcli.store.fts import query_terms
+
+    if ctx.embedder is None:
+        return {}
+    text = " ".join(query_terms(found.fp.query))
+    if not text:
+        return {}
+    vector = ctx.embedder.embed([text])[0]
+    vectors = ctx.store.get_vectors(ids)
+    return {i: float(v @ vector) for i, v in vectors.items()}
+
+
+def _around(
+    ctx: SearchContext, found: Relevance, ids: list[int], after: dict[int, int],
+    cache: dict[Any, Any], with_before: bool,
+) -> dict[int, float]:  # fmt: skip
+    """Cosine with the embedding of the memory's text, the opening 30 words of the turn
+    before (`with_before`) and of the turn after."""
+    from memcli.models import turn_embedding_text
+
+    sig, fp = found.signals, found.fp
+    if ctx.embedder is None or fp.vector is None:
+        return {}
+    key = "both" if with_before else "next"
+    todo = [i for i in ids if (i, key) not in cache and i in sig.nodes]
+    missing = [a for a in after.values() if a not in sig.nodes]
+    sig.nodes.update(ctx.store.nodes_by_ids(missing))
+    texts = []
+    for i in todo:
+        node = sig.nodes[i]
+        prev = sig.nodes.get(sig.before.get(i, -1))
+        nxt = sig.nodes.get(after.get(i, -1))
+        text = turn_embedding_text(
+            node.text, node.speaker, (prev.text, prev.speaker) if prev and with_before else None
+        )
+        if nxt is not None:
+            text += "\n" + embedding_text(" ".join(nxt.text.split()[:30]), nxt.speaker)
+        texts.append(text)
+    if todo:
+        for i, v in zip(todo, ctx.embedder.embed(texts), strict=True):
+            cache[i, key] = v
+    return {i: float(cache[i, key] @ fp.vector) for i in ids if (i, key) in cache}
+
+
+def _priors(found: Relevance, ids: list[int]) -> dict[int, tuple[float, float, float]]:
+    """(log words, asks, log of the question's content words) per memory."""
+    from memcli.store.fts import query_terms
+
+    terms = float(np.log1p(len(query_terms(found.signals.question))))
+    out = {}
+    for i in ids:
+        node = found.signals.nodes.get(i)
+        text = node.text if node is not None else ""
+        out[i] = (float(np.log1p(len(text.split()))), float("?" in text), terms)
+    return out
+
+
+def _cluster(found: Relevance, ids: list[int]) -> dict[int, tuple[float, ...]]:
+    """The cluster-hypothesis columns (see the module) per memory."""
+    raw = np.array([found.scores.get(i, 0.0) for i in ids])
+    span = (raw.max() - raw.min()) if len(raw) else 0.0
+    score = (raw - raw.min()) / span if span else np.zeros(len(ids))
+    nodes = found.signals.nodes
+    where = [(nodes[i].session, nodes[i].seq) if i in nodes else (None, None) for i in ids]
+    out: dict[int, tuple[float, ...]] = {}
+    for a, i in enumerate(ids):
+        session, seq = where[a]
+        same = [b for b in range(len(ids)) if b != a and session and where[b][0] == session]
+        best = sorted((score[b] for b in same), reverse=True)
+        dist = [(abs((where[b][1] or 0) - (seq or 0)), score[b]) for b in same]
+        out[i] = (best[0] if best else 0.0, float(np.mean(best[:3])) if best else 0.0,
+                  max((s for d, s in dist if d <= 1), default=0.0),
+                  max((s for d, s in dist if d <= 3), default=0.0),
+                  float(np.log1p(len(same))))  # fmt: skip
+    return out
