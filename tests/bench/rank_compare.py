@@ -14,6 +14,9 @@ its 95% paired bootstrap band, the in-sample recall and the weights (largest 1).
 --diversity reranks each pool greedily by the weights in code (HybridParams), a
 candidate's score (over the question's best) minus lambda x the picks already taken from
 its session, for lambda in LAMBDAS; lambda is chosen on two genres and reported on the third.
+
+--halves GENRE also shows each conversation of GENRE apart (its held-out difference and
+band), for a component that fires on that genre alone: it must pay on both halves.
 """
 
 from __future__ import annotations
@@ -59,8 +62,9 @@ def held_out(qs: list[Question], l2: float = 0.01) -> dict[str, list[float]]:
     return out
 
 
-def compare(found: dict[str, Any], specs: list[str]) -> list[str]:
-    """One line per signal set against the first."""
+def compare(found: dict[str, Any], specs: list[str], halves: str = "") -> list[str]:
+    """One line per signal set against the first (with `halves`, a genre's conversations
+    apart as well)."""
     base = held_out(questions(found, specs[0].split(";")))
     lines = ["base " + " ".join(f"{g} {np.mean(v):.1f}" for g, v in base.items())]
     for spec in specs[1:]:
@@ -72,7 +76,19 @@ def compare(found: dict[str, Any], specs: list[str]) -> list[str]:
         lines.append(f"{spec}\n   held: " + " ".join(cells) + f" macro {band_of(bands.macro)}"
                      + " | in " + " ".join(f"{np.mean(v):.1f}" for v in inside.values())
                      + " | w=" + ",".join(f"{v:.2f}" for v in w / np.abs(w).max()))  # fmt: skip
+        if halves in got:
+            lines.append("   " + _halves(found, halves, got[halves], base[halves]))
     return lines
+
+
+def _halves(found: dict[str, Any], genre: str, got: list[float], base: list[float]) -> str:
+    """The difference on each conversation of `genre`, with its band."""
+    convs = [q["conversation"] for q in found["questions"] if q["genre"] == genre]
+    pairs = {c: ([g for g, k in zip(got, convs, strict=True) if k == c],
+                 [b for b, k in zip(base, convs, strict=True) if k == c])
+             for c in dict.fromkeys(convs)}  # fmt: skip
+    bands = paired_bootstrap(pairs)
+    return f"{genre} by conversation: " + " ".join(f"{c} {band_of(bands.groups[c])}" for c in pairs)
 
 
 def diverse_recall(q: dict[str, Any], names: list[str], lam: float, k: int = 10) -> float:
@@ -115,9 +131,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("pools", type=Path)
     parser.add_argument("sets", nargs="*", default=[";".join(SIGNALS)])
     parser.add_argument("--diversity", action="store_true")
+    parser.add_argument("--halves", default="", help="a genre whose conversations to show apart")
     args = parser.parse_args(argv)
     found = load(args.pools)
-    print("\n".join(compare(found, args.sets)))
+    print("\n".join(compare(found, args.sets, args.halves)))
     if args.diversity:
         print("\n".join(diversity(found)))
 

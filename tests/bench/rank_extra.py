@@ -25,7 +25,10 @@ leave one genre out before any code of the default changes. Each is a general id
   and of the question (log of its content words: to multiply with a signal);
 - sessmax, sesstop3, near1, near3, sesscount: the cluster hypothesis, from the default's
   scores over the pool (relative, 0-1): the best and mean best-3 score of the other
-  candidates of its session, the best within 1 and 3 turns of it, log of their number.
+  candidates of its session, the best within 1 and 3 turns of it, log of their number;
+- ctxother: the turn embedded as ingest embeds it, but with the opening words of the last
+  earlier turn by another speaker (the message it answers) in place of the turn just
+  before (they differ where one person sends several messages in a row).
 With RANK_EXTRA_LIGHT=1 only `ctxown` is dumped, the turn before cut to each of LIGHT's
 lengths.
 """
@@ -49,7 +52,7 @@ EXTRA = (
     "context", "speaker", "total", "before", "after", "nbr", "ctxvec", "prf", "prevcos",
     "nextcos", "ctxown", "vprf3", "vprf5", "vprf10", "rocchio3", "rocchio5",
     "coord", "coordidf", "kwvec", "ctxboth", "ctxnext", "loglen", "asks", "qterms",
-    "sessmax", "sesstop3", "near1", "near3", "sesscount",
+    "sessmax", "sesstop3", "near1", "near3", "sesscount", "ctxother",
 )  # fmt: skip
 PRF_DOCS = 3  # best candidates read for feedback words
 PRF_WORDS = 8  # feedback words searched
@@ -101,6 +104,7 @@ def extra_rows(
     nxt = _around(ctx, found, ids, after, cache, False)
     priors = _priors(found, ids)
     cluster = _cluster(found, ids)
+    answered = _answered(ctx, found, ids, cache)
     rows = []
     for i in ids:
         b, a = sig.before.get(i, -1), after.get(i, -1)
@@ -114,7 +118,8 @@ def extra_rows(
                      else 0.0, vprf[3].get(i, 0.0), vprf[5].get(i, 0.0),
                      vprf[10].get(i, 0.0), roc[3].get(i, 0.0), roc[5].get(i, 0.0),
                      coord.get(i, 0.0), coordidf.get(i, 0.0), kw.get(i, 0.0),
-                     both.get(i, 0.0), nxt.get(i, 0.0), *priors[i], *cluster[i]])  # fmt: skip
+                     both.get(i, 0.0), nxt.get(i, 0.0), *priors[i], *cluster[i],
+                     answered.get(i, 0.0)])  # fmt: skip
     return np.asarray(rows, dtype=np.float32).reshape(len(ids), len(EXTRA))
 
 
@@ -301,3 +306,30 @@ def _cluster(found: Relevance, ids: list[int]) -> dict[int, tuple[float, ...]]:
                   max((s for d, s in dist if d <= 3), default=0.0),
                   float(np.log1p(len(same))))  # fmt: skip
     return out
+
+
+def _answered(
+    ctx: SearchContext, found: Relevance, ids: list[int], cache: dict[Any, Any]
+) -> dict[int, float]:
+    """Cosine with the turn embedded beside the last earlier turn by another speaker."""
+    from memcli.models import turn_embedding_text
+
+    sig, fp = found.signals, found.fp
+    if ctx.embedder is None or fp.vector is None:
+        return {}
+    todo = [i for i in ids if (i, "other") not in cache and i in sig.nodes]
+    texts = []
+    for i in todo:
+        node = sig.nodes[i]
+        key = ("session", node.session)
+        if key not in cache:
+            cache[key] = ctx.store.session_turns(ctx.space, node.session or "")
+        turns = cache[key]
+        at = next((n for n, t in enumerate(turns) if t.id == i), 0)
+        other = next((t for t in reversed(turns[:at]) if t.speaker != node.speaker), None)
+        before = (other.text, other.speaker) if other is not None else None
+        texts.append(turn_embedding_text(node.text, node.speaker, before))
+    if todo:
+        for i, v in zip(todo, ctx.embedder.embed(texts), strict=True):
+            cache[i, "other"] = v
+    return {i: float(cache[i, "other"] @ fp.vector) for i in ids if (i, "other") in cache}
