@@ -95,8 +95,8 @@ def diverse_recall(q: dict[str, Any], names: list[str], lam: float, k: int = 10)
     """recall@k (points) of the pool reranked with a session-diversity penalty."""
     x = np.asarray(q["x"], dtype=float)
     weights = HybridParams().weights()
-    score = sum(weights[s] * x[:, names.index(s)] for s in SIGNALS)
-    score = score / (np.abs(score).max() or 1.0)
+    raw = x[:, [names.index(s) for s in SIGNALS]] @ np.array([weights[s] for s in SIGNALS])
+    score = raw / (np.abs(raw).max() or 1.0)
     ids, sessions = np.asarray(q["ids"]), q["sessions"]
     left, taken, seen = list(np.lexsort((ids, -score))), dict[str, int](), list[str]()
     while left and len(seen) < k:
@@ -115,14 +115,23 @@ def diversity(found: dict[str, Any]) -> list[str]:
     genres = list(dict.fromkeys(q["genre"] for q in qs))
     got = {lam: {g: [diverse_recall(q, names, lam) for q in qs if q["genre"] == g]
                  for g in genres} for lam in LAMBDAS}  # fmt: skip
-    lines = [f"lambda {lam}: " + " ".join(f"{g} {np.mean(got[lam][g]):.1f}" for g in genres)
-             for lam in LAMBDAS]  # fmt: skip
+    return chosen_on_others(got, "lambda")
+
+
+def chosen_on_others(got: dict[float, dict[str, list[float]]], name: str) -> list[str]:
+    """Recall per setting (the first: off) and genre, then for each genre the setting that
+    does best on the other genres, scored on it against the first setting."""
+    settings = list(got)
+    genres = list(got[settings[0]])
+    lines = [f"{name} {v}: " + " ".join(f"{g} {np.mean(got[v][g]):.1f}" for g in genres)
+             for v in settings]  # fmt: skip
     for g in genres:
         rest = [o for o in genres if o != g]
-        lam = max(LAMBDAS, key=lambda v: np.mean([np.mean(got[v][o]) for o in rest]))
-        band = paired_bootstrap({g: (got[lam][g], got[0.0][g])}).groups[g]
-        lines.append(f"held out {g}: lambda {lam} chosen, {np.mean(got[lam][g]):.1f} "
-                     f"({band_of(band)} against none)")  # fmt: skip
+        best = max(settings, key=lambda v: np.mean([np.mean(got[v][o]) for o in rest]))
+        band = paired_bootstrap({g: (got[best][g], got[settings[0]][g])}).groups[g]
+        lines.append(f"held out {g}: {name} {best} chosen on the others, "
+                     f"{np.mean(got[best][g]):.1f} ({band_of(band)} against "
+                     f"{settings[0]})")  # fmt: skip
     return lines
 
 

@@ -40,7 +40,7 @@ from memcli.eval.store_cache import built_store, code_hash
 from memcli.memory import Memory
 from memcli.retrieval.params import SIGNALS, HybridParams
 from tests.bench.genres import CACHE, DATA, GENRES, load_genre
-from tests.bench.rank_compare import held_out
+from tests.bench.rank_compare import chosen_on_others, held_out
 from tests.bench.rank_dump import load
 from tests.bench.rank_fit import Question, band_of
 
@@ -122,13 +122,7 @@ def run(found: dict[str, Any]) -> list[str]:
         pairs[g][0].append(new)
         pairs[g][1].append(base)
     genres = list(pairs)
-    lines = [f"MMR lambda {lam}: " + " ".join(f"{g} {np.mean(by_lam[lam][g]):.1f}" for g in genres)
-             for lam in LAMBDAS]  # fmt: skip
-    for g in genres:
-        rest = [o for o in genres if o != g]
-        lam = max(LAMBDAS, key=lambda v: np.mean([np.mean(by_lam[v][o]) for o in rest]))
-        band = paired_bootstrap({g: (by_lam[lam][g], by_lam[0.0][g])}).groups[g]
-        lines.append(f"MMR held out {g}: lambda {lam} chosen on the others, {band_of(band)}")
+    lines = chosen_on_others(by_lam, "MMR lambda")
     bands = paired_bootstrap(pairs)
     lines += [f"two speakers {g}: fires on {fired.get(g, 0)}, {band_of(bands.groups[g])}"
               for g in genres]  # fmt: skip
