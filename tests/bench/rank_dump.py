@@ -2,6 +2,7 @@
 
     nice -n 5 .venv/bin/python -m tests.bench.rank_dump --out .bench/pools.npz \
         [--genres locomo,beam,realtalk] [--cache DIR] [--pagerank] [--extra]
+        [--tune candidates=150,...]
 
 For each question of the three dev genres (tests/bench/genres.py: the same data, the same
 cached stores), the default's first pass and candidate pool (memcli.retrieval.firstpass,
@@ -10,7 +11,8 @@ candidate memory with its SIGNALS, whether its ref is gold, its rank in the full
 vector lists. tests/bench/rank_fit.py fits weights on the rows and scores recall@k offline,
 question by question, as `memcli eval` scores it (gold refs the pool misses count as
 misses). With --pagerank, each row also gets the default's former PageRank (seeds: the 40
-best by plain similarity, 2 hops), to see whether it earns its cost.
+best by plain similarity, 2 hops), to see whether it earns its cost. With --tune, the pools
+are those of `hybrid` under other parameters (memcli.retrieval.params.HybridParams).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from memcli.retrieval.firstpass import ranked
 from memcli.retrieval.params import SIGNALS, GraphParams, HybridParams
 from memcli.retrieval.relevance import Relevance
 from tests.bench.genres import CACHE, DATA, GENRES, load_genre, shared_models
-from tests.bench.rank_extra import EXTRA, extra_rows
+from tests.bench.rank_extra import columns, extra_rows
 
 
 def question_rows(
@@ -115,12 +117,7 @@ def dump(args: argparse.Namespace) -> dict[str, Any]:
             took = time.perf_counter() - started
             print(f"{name} {conv.name}: {len(conv.questions)} questions in {took:.1f} s",
                   file=sys.stderr, flush=True)  # fmt: skip
-    import os
-
-    from tests.bench.rank_extra import LIGHT
-
-    extra = [f"ctxown{n}" for n in LIGHT] if os.environ.get("RANK_EXTRA_LIGHT") else EXTRA
-    return {"signals": [*SIGNALS, *(extra if args.extra else ())], "questions": out}
+    return {"signals": [*SIGNALS, *(columns() if args.extra else ())], "questions": out}
 
 
 def _on(cfg: Config, db: Path) -> Config:

@@ -69,6 +69,16 @@ def _opening(text: str, words: int = CONTEXT_WORDS) -> str:
 LIGHT = (10, 15, 20, 30)
 
 
+def light() -> bool:
+    """Whether RANK_EXTRA_LIGHT asks for the light columns only."""
+    return bool(os.environ.get("RANK_EXTRA_LIGHT"))
+
+
+def columns() -> tuple[str, ...]:
+    """The names of the columns extra_rows gives."""
+    return tuple(f"ctxown{n}" for n in LIGHT) if light() else EXTRA
+
+
 def light_rows(
     ctx: SearchContext, found: Relevance, ids: list[int], cache: dict[Any, Any]
 ) -> np.ndarray:
@@ -84,7 +94,7 @@ def extra_rows(
     ctx: SearchContext, found: Relevance, ids: list[int], cache: dict[int, Any]
 ) -> np.ndarray:
     """One row of EXTRA per memory in `ids`; `cache` keeps contextual vectors per node."""
-    if os.environ.get("RANK_EXTRA_LIGHT"):
+    if light():
         return light_rows(ctx, found, ids, cache)
     fp, sig = found.fp, found.signals
     scale = sig.scale
