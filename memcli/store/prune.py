@@ -17,8 +17,8 @@ together once the episodes that mention them are gone.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from memcli.errors import DatabaseError, DiskFull
 from memcli.models import Edge
@@ -66,7 +66,56 @@ def next_bridges(nxt: dict[int, int], removed: set[int]) -> list[tuple[int, int]
     return bridges
 
 
-class Pruning(Nodes):
+# Kinds that are derived from something and live only while it does.
+DERIVED_KINDS = ("segment", "fact", "reflection", "concept", "entity")
+
+
+class Cascade:
+    """What goes with a removal: the cascade over support pairs, the same for every
+    backend. A store provides `_support` ((derived, supporter) pairs over the edges
+    touching some nodes), `kinds_of` and `select_nodes`."""
+
+    if TYPE_CHECKING:
+
+        def _support(self, node_ids: Iterable[int]) -> list[tuple[int, int]]: ...
+        def kinds_of(self, node_ids: Sequence[int]) -> dict[int, str]: ...
+        def select_nodes(self, space: str, *, kinds: Iterable[str] | None = None) -> set[int]: ...
+
+    def derived_from(self, origin_ids: Iterable[int]) -> set[int]:
+        """Every node derived, directly or through other derived nodes, from the origins."""
+        found: set[int] = set()
+        frontier = set(origin_ids)
+        while frontier:
+            children = {d for d, s in self._support(frontier) if s in frontier} - found
+            found |= children
+            frontier = children
+        return found
+
+    def _unsupported(self, candidates: set[int], gone: set[int]) -> set[int]:
+        """The candidates (derived nodes) left with no supporter outside `gone`."""
+        kinds = self.kinds_of(sorted(candidates))
+        derived = {n for n, kind in kinds.items() if kind != "episode"}
+        alive = {d for d, s in self._support(derived) if d in derived and s not in gone}
+        return derived - alive
+
+    def cascade(self, removed: Iterable[int]) -> set[int]:
+        """`removed` plus every derived node that would be left without support."""
+        gone = set(removed)
+        frontier = set(gone)
+        while frontier:
+            touched = {d for d, s in self._support(frontier) if s in frontier} - gone
+            lost = self._unsupported(touched, gone)
+            gone |= lost
+            frontier = lost
+        return gone
+
+    def orphans(self, space: str) -> set[int]:
+        """Derived nodes of a space without any support now (after a crash or an old bug),
+        and whatever depends only on them."""
+        return self.cascade(self._unsupported(self.select_nodes(space, kinds=DERIVED_KINDS), set()))
+
+
+class Pruning(Nodes, Cascade):
     """Selecting what to forget, the cascade, and removing it."""
 
     # -- selecting ---------------------------------------------------------------------
@@ -155,42 +204,6 @@ class Pruning(Nodes):
         """(derived, supporter) pairs over every edge touching the given nodes."""
         ids = _ids(node_ids)
         return list(support_pairs(self.conn.execute(sql.SUPPORT, (ids, ids))))
-
-    def derived_from(self, origin_ids: Iterable[int]) -> set[int]:
-        """Every node derived, directly or through other derived nodes, from the origins."""
-        found: set[int] = set()
-        frontier = set(origin_ids)
-        while frontier:
-            children = {d for d, s in self._support(frontier) if s in frontier} - found
-            found |= children
-            frontier = children
-        return found
-
-    def _unsupported(self, candidates: set[int], gone: set[int]) -> set[int]:
-        """The candidates (derived nodes) left with no supporter outside `gone`."""
-        kinds = self.kinds_of(sorted(candidates))
-        derived = {n for n, kind in kinds.items() if kind != "episode"}
-        alive = {d for d, s in self._support(derived) if d in derived and s not in gone}
-        return derived - alive
-
-    def cascade(self, removed: Iterable[int]) -> set[int]:
-        """`removed` plus every derived node that would be left without support."""
-        gone = set(removed)
-        frontier = set(gone)
-        while frontier:
-            touched = {d for d, s in self._support(frontier) if s in frontier} - gone
-            lost = self._unsupported(touched, gone)
-            gone |= lost
-            frontier = lost
-        return gone
-
-    def orphans(self, space: str) -> set[int]:
-        """Derived nodes of a space without any support now (after a crash or an old bug),
-        and whatever depends only on them."""
-        derived = self.select_nodes(
-            space, kinds=("segment", "fact", "reflection", "concept", "entity")
-        )
-        return self.cascade(self._unsupported(derived, set()))
 
     def edge_ids_touching(self, node_ids: Iterable[int]) -> set[int]:
         """Ids of every edge with either end among the nodes."""

@@ -9,14 +9,13 @@ from typing import Any
 from memcli.models import Edge
 from memcli.store.base import now_iso
 from memcli.store.pg.nodes import Nodes
-from memcli.store.prune import next_bridges, support_pairs
+from memcli.store.prune import Cascade, next_bridges, support_pairs
 
 _SUPPORT = (
     "SELECT e.src, e.dst, e.type, a.kind, b.kind FROM edges e"
     " JOIN nodes a ON a.id = e.src JOIN nodes b ON b.id = e.dst"
     " WHERE e.src = ANY(%(ids)s::bigint[]) OR e.dst = ANY(%(ids)s::bigint[])"
 )
-DERIVED_KINDS = ("segment", "fact", "reflection", "concept", "entity")
 
 
 def _ids(values: Iterable[int]) -> list[int]:
@@ -57,7 +56,7 @@ def glob_regex(pattern: str) -> str:
     return "".join(out) + "$"
 
 
-class Pruning(Nodes):
+class Pruning(Nodes, Cascade):
     """Selecting what to forget, the cascade, removing it, and tombstones."""
 
     def episode_times(
@@ -146,38 +145,6 @@ class Pruning(Nodes):
 
     def _support(self, node_ids: Iterable[int]) -> list[tuple[int, int]]:
         return list(support_pairs(self.run(_SUPPORT, {"ids": _ids(node_ids)}).fetchall()))
-
-    def derived_from(self, origin_ids: Iterable[int]) -> set[int]:
-        """Every node derived, directly or through other derived nodes, from the origins."""
-        found: set[int] = set()
-        frontier = set(origin_ids)
-        while frontier:
-            children = {d for d, s in self._support(frontier) if s in frontier} - found
-            found |= children
-            frontier = children
-        return found
-
-    def _unsupported(self, candidates: set[int], gone: set[int]) -> set[int]:
-        kinds = self.kinds_of(sorted(candidates))
-        derived = {n for n, kind in kinds.items() if kind != "episode"}
-        alive = {d for d, s in self._support(derived) if d in derived and s not in gone}
-        return derived - alive
-
-    def cascade(self, removed: Iterable[int]) -> set[int]:
-        """`removed` plus every derived node that would be left without support."""
-        gone = set(removed)
-        frontier = set(gone)
-        while frontier:
-            touched = {d for d, s in self._support(frontier) if s in frontier} - gone
-            lost = self._unsupported(touched, gone)
-            gone |= lost
-            frontier = lost
-        return gone
-
-    def orphans(self, space: str) -> set[int]:
-        """Derived nodes of a space without any support now, and what rests only on them."""
-        derived = self.select_nodes(space, kinds=DERIVED_KINDS)
-        return self.cascade(self._unsupported(derived, set()))
 
     def edge_ids_touching(self, node_ids: Iterable[int]) -> set[int]:
         """Ids of every edge with either end among the nodes."""
