@@ -77,6 +77,19 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(t for w in seen for t in _terms(w)))
 
 
+def cjk_rows(
+    rows: Iterable[tuple[int, str, str, str, str | None]],
+) -> dict[str, list[tuple[int, str, str, str | None]]]:
+    """Of (id, space, kind, text, speaker) rows, those whose text holds CJK characters, as
+    (id, kind, text, speaker) by space: what a store indexed before CJK text was split into
+    words indexes again."""
+    by_space: dict[str, list[tuple[int, str, str, str | None]]] = {}
+    for node_id, space, kind, text, speaker in rows:
+        if has_cjk(text):
+            by_space.setdefault(space, []).append((node_id, kind, text, speaker))
+    return by_space
+
+
 def fts_query(text: str) -> str:
     """An FTS5 MATCH expression: every distinct content word, quoted, OR-ed together (for
     CJK text, its character pairs as phrases)."""
@@ -119,10 +132,7 @@ class FullText(StoreBase):
         """Rewrite the full-text rows of the nodes, of (id, space, kind, text, speaker), whose
         text holds CJK characters: a store indexed before they were split finds them then.
         Call inside a transaction; returns how many rows were rewritten."""
-        by_space: dict[str, list[tuple[int, str, str, str | None]]] = {}
-        for node_id, space, kind, text, speaker in rows:
-            if has_cjk(text):
-                by_space.setdefault(space, []).append((node_id, kind, text, speaker))
+        by_space = cjk_rows(rows)
         for space, items in by_space.items():
             self.index_texts(space, items)
         return sum(map(len, by_space.values()))

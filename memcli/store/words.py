@@ -25,12 +25,18 @@ from memcli.text import vocabulary_words
 Matrix = tuple[list[str], Any]  # words, and their vectors as rows (None: no vectors)
 
 
-def count_words(conn: Any, space: str, texts: Iterable[str], step: int) -> None:
-    """Add (step 1) or take away (step -1) the words of these turns' texts; a word left in
-    no turn is deleted. Call inside a transaction."""
+def word_counts(texts: Iterable[str]) -> Counter[str]:
+    """How many of the texts hold each word (memcli.text.vocabulary_words)."""
     counts: Counter[str] = Counter()
     for text in texts:
         counts.update(vocabulary_words(text))
+    return counts
+
+
+def count_words(conn: Any, space: str, texts: Iterable[str], step: int) -> None:
+    """Add (step 1) or take away (step -1) the words of these turns' texts; a word left in
+    no turn is deleted. Call inside a transaction."""
+    counts = word_counts(texts)
     if not counts:
         return
     rows = [(space, word, step * n) for word, n in counts.items()]

@@ -28,7 +28,7 @@ from memcli.store.fts import (
     CONTEXT_TURNS,
     CONTEXT_WEIGHT,
     CONTEXT_WORDS,
-    has_cjk,
+    cjk_rows,
     indexed_text,
     query_terms,
 )
@@ -198,10 +198,7 @@ class FullText(Words):
     def index_cjk_again(self, rows: Iterable[tuple[int, str, str, str, str | None]]) -> int:
         """Rewrite the full-text rows of the nodes, of (id, space, kind, text, speaker),
         whose text holds CJK characters. Call inside a transaction; how many were."""
-        by_space: dict[str, list[tuple[int, str, str, str | None]]] = {}
-        for node_id, space, kind, text, speaker in rows:
-            if has_cjk(text):
-                by_space.setdefault(space, []).append((node_id, kind, text, speaker))
+        by_space = cjk_rows(rows)
         for space, items in by_space.items():
             self.index_texts(space, items)
         return sum(map(len, by_space.values()))

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from memcli.store.pg.base import PgBase
-from memcli.store.words import Matrix
-from memcli.text import vocabulary_words
+from memcli.store.words import Matrix, word_counts
 
 EPOCH_KEY = "words.epoch"  # renewed by every write of word vectors
 _ADD = (
@@ -27,9 +25,7 @@ _UNEMBEDDED = f"FROM words WHERE space = %(space)s AND vector IS NULL AND {_AMON
 def count_words(store: PgBase, space: str, texts: Iterable[str], step: int) -> None:
     """Add (step 1) or take away (step -1) the words of these turns' texts; a word left in
     no turn is deleted. Call inside a transaction."""
-    counts: Counter[str] = Counter()
-    for text in texts:
-        counts.update(vocabulary_words(text))
+    counts = word_counts(texts)
     if not counts:
         return
     if step > 0:  # sorted: concurrent writers lock rows in one order
