@@ -22,7 +22,7 @@ import pydantic
 
 from memcli.consolidate.concept_index import ConceptIndex
 from memcli.consolidate.entity_index import EntityIndex
-from memcli.consolidate.names import CaseStats
+from memcli.consolidate.names import CaseStats, Mention
 from memcli.consolidate.phrases import Corpus, name_tokens
 from memcli.consolidate.reports import STAGES, StageReport
 from memcli.llm.cached import CachedChat, Usage
@@ -90,6 +90,7 @@ class Job:
         self._session_of: dict[int, str | None] | None = None
         self.entities: EntityIndex | None = None  # memcli.consolidate.entity_index
         self.case_stats: CaseStats | None = None  # how the space capitalises words
+        self.mentions: dict[str, list[Mention]] = {}  # text -> the names the rules find in it
 
     def stage(self, name: str) -> Stage:
         """The Stage object (counters, chat) of a stage of this run."""

@@ -36,7 +36,10 @@ def found_in(job: Job, nodes: Sequence[Node]) -> Found:
     stats = case_stats(job)
     found = Found()
     for node in nodes:
-        for mention in mentions(node.text, stats):
+        said = job.mentions.get(node.text)
+        if said is None:  # a segment's turns were read already by the run's first pass
+            said = job.mentions[node.text] = mentions(node.text, stats)
+        for mention in said:
             found.add(node.id, mention)
     return found
 

@@ -27,6 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from memcli.text import canonical_key, strip_possessive
@@ -151,6 +152,7 @@ def _tokens(text: str) -> list[tuple[str, bool]]:
     ]
 
 
+@lru_cache(maxsize=16384)  # a conversation repeats its words
 def shape(token: str) -> str | None:
     """The kind of name a token is by its shape alone, or None for a plain word."""
     if token.startswith("`"):

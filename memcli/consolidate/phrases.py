@@ -110,7 +110,8 @@ def _prefixes(names: frozenset[str]) -> frozenset[str]:
     return frozenset(n[:i] for n in names for i in range(3, len(n) + 1))
 
 
-def content_runs(text: str, names: frozenset[str] = frozenset()) -> list[list[str]]:
+@lru_cache(maxsize=8192)  # consolidation reads a turn's phrases in several stages
+def content_runs(text: str, names: frozenset[str] = frozenset()) -> tuple[tuple[str, ...], ...]:
     """Runs of canonical content words; stop words, names, numbers and punctuation split them."""
     runs: list[list[str]] = [[]]
     for raw in word_marks(text):
@@ -130,7 +131,7 @@ def content_runs(text: str, names: frozenset[str] = frozenset()) -> list[list[st
         runs[-1].append(norm_token(base))
         if word != base and runs[-1]:  # "anna's" / "kid's": the possessive ends the run
             runs.append([])
-    return [r for r in runs if r]
+    return tuple(tuple(r) for r in runs if r)
 
 
 def phrases(text: str, names: frozenset[str] = frozenset(), longest: int = 3) -> list[Phrase]:
