@@ -105,3 +105,21 @@ def test_batches_group_by_length_within_the_token_budget() -> None:
     )
     widths = [max(lengths[i] for i in g) for g in groups]
     assert widths == sorted(widths) and groups[-1] == [5]  # shortest first, the longest alone
+
+
+def test_a_failing_batch_fails_the_call_not_a_silent_zero_row() -> None:
+    small = OnnxEmbedder(EmbeddingConfig(batch_size=1))
+    session, _ = small._load()
+
+    class Failing:
+        calls = 0
+
+        def run(self, names, feeds):
+            Failing.calls += 1
+            if Failing.calls == 3:
+                raise RuntimeError("out of memory")
+            return session.run(names, feeds)
+
+    small._session = Failing()
+    with pytest.raises(RuntimeError, match="out of memory"):
+        small.embed(TEXTS)
