@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from memcli.consolidate.quality import Sieve, verbatim
-from tests.consolidate_helpers import opened
+from tests.consolidate_helpers import long_chat, opened
 from tests.fakemodel import _TURN, consolidation_reply, read
 from tests.fakeserver import FakeModelServer
 
@@ -89,3 +89,56 @@ def test_consolidation_stores_only_the_facts_that_pass(
     stored = [n.text for n in mem.store.iter_nodes("default", "fact")]
     assert len(stored) == facts.nodes == chunks
     assert all(" spoke in turn " in text and not text.endswith(" too") for text in stored)
+
+
+def _ungrounded_summaries(body: dict[str, Any]) -> str:
+    """Summaries about nothing the turns say; every other task answered well."""
+    if read(body).task != "summarize":
+        return consolidation_reply(body)
+    return json.dumps({"summary": "The moon is made of green cheese.", "keywords": ["moon"]})
+
+
+def test_a_dropped_summary_keeps_the_extractive_one_and_is_not_asked_again(
+    chat_store: Path, fake_server: FakeModelServer
+) -> None:
+    fake_server.responder = _ungrounded_summaries
+    mem = opened(chat_store, fake_server)
+    first = mem.consolidate(flush=True).stage("summarize")
+    segments = list(mem.store.iter_nodes("default", "segment"))
+    assert segments and first.extra["dropped_ungrounded"] == len(segments)
+    assert all(s.props["summary"] == "extractive" for s in segments)
+    assert mem.store.unprocessed("default", "summarize", kind="segment") == []
+    asked = len(fake_server.requests)
+    again = mem.consolidate(flush=True).stage("summarize")
+    assert again.extra.get("dropped_ungrounded", 0) == 0
+    later = [r.body for r in fake_server.requests[asked:] if r.body.get("messages")]
+    assert not [b for b in later if read(b).task == "summarize"]
+
+
+def test_segments_left_without_a_summary_are_asked_again_beside_new_ones(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    """Summaries the segment stage asks for new segments do not use up the summarize
+    stage's turn at the segments an earlier run left pending."""
+    invalid = {"summary": "", "keywords": []}  # fails the schema on every ask
+
+    def summaries(valid: bool) -> Any:
+        def reply(body: dict[str, Any]) -> str:
+            if read(body).task != "summarize":
+                return consolidation_reply(body)
+            return consolidation_reply(body) if valid else json.dumps(invalid)
+
+        return reply
+
+    mem = opened(tmp_path, fake_server)
+    mem.ingest([str(long_chat(tmp_path / "early.jsonl", 1))])
+    fake_server.responder = summaries(valid=False)
+    mem.consolidate(flush=True)
+    left = mem.store.unprocessed("default", "summarize", kind="segment")
+    assert left  # the reply never validated: pending for a later run
+    mem.ingest([str(long_chat(tmp_path / "later.jsonl", 4))])  # more new segments than left
+    fake_server.responder = summaries(valid=True)
+    mem.consolidate(flush=True)
+    assert mem.store.unprocessed("default", "summarize", kind="segment") == []
+    kinds = {s.id: s.props["summary"] for s in mem.store.iter_nodes("default", "segment")}
+    assert all(kinds[i] == "llm" for i in left)

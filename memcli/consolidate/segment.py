@@ -164,43 +164,51 @@ def split(stage: Stage, window: Sequence[Node]) -> list[list[Node]]:
     return [list(window[a:b]) for a, b in itertools.pairwise(cuts) if b > a]
 
 
+# How a new segment's summary was made: by the LLM; extractive for good (the LLM's was
+# dropped or cannot fit); extractive after an LLM reply that never validated (asked again
+# on a later run); extractive with no LLM asked.
+LLM, KEPT, FAILED, EXTRACTIVE = "llm", "kept", "failed", "extractive"
+
+
 def _summaries(
     stage: Stage, segments: Sequence[Sequence[Node]]
-) -> list[tuple[str, list[str], bool]]:
-    """(text, keywords, by LLM?) per segment: LLM when allowed, else (or on failure) extractive."""
+) -> list[tuple[str, list[str], str]]:
+    """(text, keywords, how it was made) per segment: the LLM's when allowed and kept, else
+    extractive."""
     job = stage.job
     summarizer = job.stage("summarize")
-    llm: list[Any] = [None] * len(segments)
+    llm: list[Any] = [EXTRACTIVE] * len(segments)
     if summarizer.chat is not None and "summarize" in job.selected:
         llm = summarize.llm_summaries(summarizer, segments)
     vectors = job.store.get_vectors([e.id for seg in segments for e in seg])
     out = []
     for seg, made in zip(segments, llm, strict=True):
         if isinstance(made, tuple):
-            out.append((made[0], made[1], True))
+            out.append((made[0], made[1], LLM))
             continue
+        how = FAILED if made is None else EXTRACTIVE if made == EXTRACTIVE else KEPT
         text = summarize.extractive_summary(seg, vectors, job.corpus, job.cfg.summary_words)
-        out.append((text, summarize.keywords(seg, job.corpus, job.cfg.keywords), False))
+        out.append((text, summarize.keywords(seg, job.corpus, job.cfg.keywords), how))
     if "summarize" in job.selected:
         summarizer.report.items += len(segments)
     return out
 
 
 def write_window(
-    stage: Stage, segments: Sequence[Sequence[Node]], made: Sequence[tuple[str, list[str], bool]]
+    stage: Stage, segments: Sequence[Sequence[Node]], made: Sequence[tuple[str, list[str], str]]
 ) -> None:
     """Store one window's segments, PART_OF edges, vectors and marks in one transaction."""
     job, store, space = stage.job, stage.job.store, stage.job.space
     vectors = job.embed([text for text, _, _ in made]) or [None] * len(made)
     with store.transaction():
-        for seg, (text, words, by_llm), vec in zip(segments, made, vectors, strict=True):
+        for seg, (text, words, how), vec in zip(segments, made, vectors, strict=True):
             first, last = seg[0], seg[-1]
             props = {
                 "keywords": words,
                 "episodes": len(seg),
                 "start": first.timestamp,
                 "end": last.timestamp,
-                "summary": "llm" if by_llm else "extractive",
+                "summary": "llm" if how == LLM else "extractive",
             }
             seg_id = store.insert_node(
                 space, "segment", text, session=first.session, seq=first.seq,
@@ -211,8 +219,9 @@ def write_window(
             )
             job.save_vectors([(seg_id, "segment", vec)])
             store.mark_processed(space, "segment", [e.id for e in seg])
-            if by_llm:
+            if how in (LLM, KEPT):  # nothing left for the summarize stage to do
                 store.mark_processed(space, "summarize", [seg_id])
+            if how != EXTRACTIVE:  # the LLM was asked: not again in this run
                 job.summary_attempted.add(seg_id)
             stage.report.nodes += 1
     stage.report.items += 1

@@ -153,7 +153,8 @@ def run(stage: Stage) -> None:
     job.progress.start("summarizing segments", len(todo))
     for start in range(0, len(todo), batch_size):
         batch = [segments[i] for i in todo[start : start + batch_size] if i in segments]
-        batch = batch[: max(0, (job.limit or len(todo)) - stage.units_spent())]
+        if job.limit is not None:  # the segment stage counts its summaries here too
+            batch = batch[: max(0, job.limit - stage.units_spent())]
         if not batch:
             break
         _upgrade(stage, batch)
