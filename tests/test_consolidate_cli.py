@@ -20,7 +20,7 @@ import pytest
 
 from memcli.store import open_store
 from tests.cli_runner import Memcli
-from tests.consolidate_helpers import config_file, long_chat
+from tests.consolidate_helpers import config_file, long_chat, opened
 from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer, refused_url
 
@@ -283,3 +283,35 @@ def test_stage_help_names_every_stage() -> None:
     help_text = " ".join(Memcli().ok("consolidate", "--help").stdout.split())
     for stage in STAGES:
         assert stage in help_text, stage
+
+
+@pytest.mark.parametrize(
+    ("task", "stage", "kind"),
+    [
+        ("facts", "facts", "episode"),
+        ("relate", "link", "segment"),
+        ("summarize", "summarize", "segment"),
+        ("entities", "entities", "segment"),
+        ("supersede", "supersede", "fact"),
+        ("reflect", "reflect", "fact"),
+    ],
+)
+def test_a_unit_whose_replies_never_validate_is_given_up_after_three_runs(
+    chat_store: Path, fake_server: FakeModelServer, task: str, stage: str, kind: str
+) -> None:
+    llm = ScriptedLLM()
+    llm.always_bad = {task}
+    fake_server.responder = llm
+    mem = opened(chat_store, fake_server)
+    for run in (1, 2):
+        report = mem.consolidate(flush=True).stage(stage)
+        assert report.failures > 0 and report.pending > 0, run
+        assert "given_up_invalid" not in report.extra
+    third = mem.consolidate(flush=True).stage(stage)
+    assert third.failures > 0 and third.extra["given_up_invalid"] > 0
+    assert mem.store.unprocessed("default", stage, kind=kind) == []
+    asked = llm.calls[task]
+    fourth = mem.consolidate(flush=True).stage(stage)
+    assert fourth.failures == 0 and fourth.pending == 0 and llm.calls[task] == asked
+    if stage == "entities":  # given up on the model, not on the names the rules find
+        assert mem.store.count_nodes("default").get("entity", 0) > 0

@@ -247,3 +247,15 @@ def test_chinese_and_japanese_turns_are_found_by_their_words(pg_url: str, tmp_pa
                 [i for i, _ in store.text_search("default", q, 5)] for q in ("北京", "会議", "会议")
             ]
     assert found["pg"] == found["sqlite"] and all(found["pg"])
+
+
+def test_a_store_of_the_first_schema_gets_the_table_of_failed_units(pg_url: str) -> None:
+    with open_store(pg_url) as store, store.transaction():
+        store.run("DROP TABLE unit_failures")
+        store.run("UPDATE meta SET value = '1' WHERE key = 'schema.version'")
+        store.run("DELETE FROM meta WHERE key = 'migration.m002_unit_failures'")
+    with open_store(pg_url) as store:
+        assert store.schema_version() == 2
+        with store.transaction():
+            (node,) = store.insert_nodes("a", "episode", [{"text": "hello"}])
+            assert store.count_failed("a", "facts", [node]) == {node: 1}

@@ -21,8 +21,10 @@ SCHEMA_V4 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v4.js
 SCHEMA_V5 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v5.json").read_text())
 # ... after m006 added the counted words of turns ...
 SCHEMA_V6 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v6.json").read_text())
-# ... and of a store today (m007 added the tombstones of forgotten turns).
+# ... after m007 added the tombstones of forgotten turns ...
 SCHEMA_V7 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v7.json").read_text())
+# ... and of a store today (m008 added the failed runs of consolidation units).
+SCHEMA_V8 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v8.json").read_text())
 SHADOW = re.compile(r"fts_\d+_|vec_nodes_")  # tables FTS5 and sqlite-vec make for themselves
 
 
@@ -37,7 +39,7 @@ def test_a_new_store_has_exactly_the_shipped_schema(tmp_path: Path) -> None:
     with open_store(tmp_path / "m.db") as store, store.transaction():
         store.insert_node("a", "episode", "hello")
         store.ensure_vectors(3)
-        assert _schema(store.conn) == SCHEMA_V7
+        assert _schema(store.conn) == SCHEMA_V8
 
 
 def test_each_migration_is_recorded_once(tmp_path: Path) -> None:
@@ -93,7 +95,7 @@ def test_a_store_written_by_the_previous_code_opens_and_works(tmp_path: Path) ->
         assert sorted(i for i, _ in store.text_search("a", "woodturning", 5)) == [7, 8]
         assert [i for i, _ in store.vector_search("a", [0, 1, 0], 1)] == [8]
         # m005 made the full-text table again: same schema, listed in another order.
-        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V7)
+        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V8)
 
 
 def _v4_store(path: Path) -> None:
@@ -202,5 +204,20 @@ def test_m007_gives_a_v6_store_an_empty_tombstone_table(tmp_path: Path) -> None:
     conn.execute("PRAGMA user_version = 6")
     conn.close()
     with open_store(tmp_path / "v6.db") as store:
-        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V7)
+        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V8)
         assert store.count_forgotten("a") == 0
+
+
+def test_m008_gives_a_v7_store_an_empty_table_of_failed_units(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "v7.db")
+    for _, name, sql in SCHEMA_V7:
+        if name != "sqlite_sequence":
+            conn.execute(sql)
+    conn.execute("INSERT INTO fts_spaces (id, space) VALUES (1, 'a')")
+    conn.execute("PRAGMA user_version = 7")
+    conn.close()
+    with open_store(tmp_path / "v7.db") as store:
+        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V8)
+        with store.transaction():
+            (node,) = store.insert_nodes("a", "episode", [{"text": "hello"}])
+            assert store.count_failed("a", "facts", [node]) == {node: 1}

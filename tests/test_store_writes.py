@@ -94,3 +94,16 @@ def test_clearing_counts_what_was_removed_after_full_text_writes(store) -> None:
         assert store.delete_runs("a") == 1
     assert store.llm_cache_size() == 0 and store.last_runs("a") == []
     assert run > 0
+
+
+def test_failed_runs_are_counted_per_stage_and_node_and_go_with_the_node(store) -> None:
+    with store.transaction():
+        a, b = store.insert_nodes("a", "episode", _rows("x", "y"))
+        assert store.count_failed("a", "facts", [a, b]) == {a: 1, b: 1}
+    with store.transaction():
+        assert store.count_failed("a", "facts", [a, a]) == {a: 2}  # once per call
+        assert store.count_failed("a", "link", [a]) == {a: 1}  # stages count apart
+        store.delete_nodes([a])
+    with store.transaction():
+        (c,) = store.insert_nodes("a", "episode", [{"text": "z"}])
+        assert store.count_failed("a", "facts", [b, c]) == {b: 2, c: 1}

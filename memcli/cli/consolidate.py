@@ -62,7 +62,9 @@ def consolidate(
     skipped.
 
     When model calls failed and left work pending, the run exits 8 with one error line
-    (the only output under -q); the next run retries that work.
+    (the only output under -q); the next run retries that work. A unit whose replies stay
+    invalid in three runs is given up (counted given_up_invalid): its turns stay
+    searchable, and entities keep what the rules find.
 
     A lock left by a run that died on this host is taken over. One held on another host or
     container cannot be checked: the run exits 7 naming it, and `memcli consolidate

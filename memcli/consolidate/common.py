@@ -42,6 +42,7 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 T = TypeVar("T")
 
 MAX_REASKS = 2
+FAILED_RUNS = 3  # runs whose reply for a unit stayed invalid before the unit is given up
 
 
 @dataclass(frozen=True)
@@ -259,11 +260,20 @@ class Stage:
             again(part)
 
     def give_up(self, kind: str, ids: Sequence[int], reason: str = "too_long") -> None:
-        """Mark a unit that cannot be made to fit as done for `kind` (counted as `reason`):
-        it would never fit on a later run either, and its turns stay searchable."""
+        """Mark a unit no later run would do either as done for `kind`, counted as `reason`."""
         with self.job.store.transaction():
             self.job.store.mark_processed(self.job.space, kind, list(ids))
         self.count(reason, 1)
+
+    def failed(self, kind: str, ids: Sequence[int], give_up: bool = True) -> list[int]:
+        """A unit's reply stayed invalid in this run: its nodes that have failed FAILED_RUNS
+        runs for `kind`, given up (`given_up_invalid`) unless not `give_up`; others wait."""
+        with self.job.store.transaction():
+            runs = self.job.store.count_failed(self.job.space, kind, ids)
+        spent = [i for i in ids if runs.get(i, 0) >= FAILED_RUNS]
+        if spent and give_up:
+            self.give_up(kind, spent, reason="given_up_invalid")
+        return spent
 
     def known_ids(self, ids: Iterable[object], allowed: dict[str, int]) -> list[int]:
         """Row ids of the reply's node ids that were in the prompt; the rest are dropped."""

@@ -140,14 +140,18 @@ def run(stage: Stage) -> None:
     batch_size = max(1, job.concurrency) * 2
     for start in range(0, len(todo), batch_size):
         batch = [sid for sid in todo[start : start + batch_size] if sid in segments]
-        batch = batch[: max(0, (job.limit or len(todo)) - stage.units_spent())]
+        if job.limit is not None:  # a segment may cost several failed requests
+            batch = batch[: max(0, job.limit - stage.units_spent())]
         if not batch:
             stage.report.reason = "stopped by --limit"
             break
         extractions = entity_llm.extract(stage, [(segments[s], members[s]) for s in batch])
         for sid, extraction in zip(batch, extractions, strict=True):
-            if extraction is entity_llm.FAILED:
-                continue  # counted; the segment stays pending for a later run
+            if extraction is entity_llm.FAILED:  # counted; pending for a later run ...
+                if not stage.failed("entities", [sid], give_up=False):
+                    continue
+                stage.count("given_up_invalid", 1)  # ... or, after a few, the rules alone
+                extraction = None
             segment_unit(stage, segments[sid], members[sid], extraction)
             job.progress.advance()
     job.progress.finish()

@@ -27,7 +27,8 @@ from memcli.text import canonical_key, one_line
 if TYPE_CHECKING:
     from memcli.consolidate.common import Job, Stage
 
-FAILED: Any = object()  # the reply stayed invalid: the segment waits for a later run
+FAILED: Any = object()  # the reply stayed invalid: the segment waits for a later run (or,
+# after FAILED_RUNS runs, has the rules' entities alone)
 MAX_DESCRIPTION_CHARS = 400
 
 

@@ -209,8 +209,9 @@ def unit(stage: Stage, chunk: Sequence[Node]) -> None:
     except Unfit:
         stage.split("facts", chunk, lambda part: unit(stage, part), lambda n: n.id)
         return
-    if reply is None:
-        return  # counted as a failure; the chunk stays pending for a later run
+    if reply is None:  # counted; pending for a later run, or given up after a few
+        stage.failed("facts", [e.id for e in chunk])
+        return
     _write(stage, chunk, _plan(stage, reply, shown))
 
 

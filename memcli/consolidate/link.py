@@ -83,7 +83,9 @@ def _batch(stage: Stage, segments: Sequence[Node]) -> None:
         reply = next(replies)
         if isinstance(reply, Unfit):  # too long for this model: no links, for good
             stage.give_up("link", [seg.id])
-        elif reply is not None:
+        elif reply is None:  # counted; pending for a later run, or given up after a few
+            stage.failed("link", [seg.id])
+        else:
             _write(stage, seg, reply, {o.node_id: o.id for o in shown})
         job.progress.advance()
 

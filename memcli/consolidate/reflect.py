@@ -123,7 +123,9 @@ def _reflect(stage: Stage, batch: Sequence[Node]) -> None:
     except Unfit:
         stage.split("reflect", batch, lambda part: _reflect(stage, part), lambda n: n.id)
         return
-    if reply is not None:
+    if reply is None:  # counted; pending for a later run, or given up after a few
+        stage.failed("reflect", [n.id for n in batch])
+    else:
         _write(stage, batch, _checked(stage, reply, shown, known))
 
 

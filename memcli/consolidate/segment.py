@@ -200,6 +200,7 @@ def write_window(
     """Store one window's segments, PART_OF edges, vectors and marks in one transaction."""
     job, store, space = stage.job, stage.job.store, stage.job.space
     vectors = job.embed([text for text, _, _ in made]) or [None] * len(made)
+    failed: list[int] = []  # new segments whose LLM summary never validated
     with store.transaction():
         for seg, (text, words, how), vec in zip(segments, made, vectors, strict=True):
             first, last = seg[0], seg[-1]
@@ -223,7 +224,11 @@ def write_window(
                 store.mark_processed(space, "summarize", [seg_id])
             if how != EXTRACTIVE:  # the LLM was asked: not again in this run
                 job.summary_attempted.add(seg_id)
+            if how == FAILED:
+                failed.append(seg_id)
             stage.report.nodes += 1
+    if failed:
+        job.stage("summarize").failed("summarize", failed)
     stage.report.items += 1
     job.progress.advance(sum(len(s) for s in segments))
 

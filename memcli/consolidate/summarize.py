@@ -112,9 +112,10 @@ def llm_summaries(
     stage: Stage, groups: Sequence[Sequence[Node]]
 ) -> list[tuple[str, list[str]] | str | None]:
     """(summary, keywords) per group of turns from the LLM; None where the reply failed
-    (asked again on a later run); a reason where the extractive summary stays for good:
-    the turns do not fit the model's window (`too_long`), or the summary fails the quality
-    rules (`dropped_empty`, `dropped_verbatim`: memcli.consolidate.quality)."""
+    (asked again on a later run, given up after FAILED_RUNS runs); a reason where the
+    extractive summary stays for good: the turns do not fit the model's window
+    (`too_long`), or the summary fails the quality rules (`dropped_empty`,
+    `dropped_verbatim`: memcli.consolidate.quality)."""
     limit = stage.job.cfg.keywords
     replies = stage.ask_many([(summary_request(stage, g), SegmentSummary) for g in groups])
     out: list[tuple[str, list[str]] | str | None] = []
@@ -179,6 +180,9 @@ def _upgrade(stage: Stage, segments: Sequence[Node]) -> None:
     if final:  # the extractive summary stays, for good (see llm_summaries)
         with store.transaction():
             store.mark_processed(job.space, "summarize", final)
+    failed = [s.id for s, r in zip(segments, results, strict=True) if r is None]
+    if failed:  # counted; pending for a later run, or given up after a few
+        stage.failed("summarize", failed)
     done = [(s, r) for s, r in zip(segments, results, strict=True) if isinstance(r, tuple)]
     vectors = job.embed([r[0] for _, r in done]) or [None] * len(done)
     for (segment, (summary, words)), vec in zip(done, vectors, strict=True):

@@ -145,7 +145,9 @@ def _judge(stage: Stage, cases: Sequence[_Case]) -> None:
     except Unfit:
         stage.split("supersede", cases, lambda part: _judge(stage, part), lambda c: c.new.id)
         return
-    if reply is not None:
+    if reply is None:  # counted; pending for a later run, or given up after a few
+        stage.failed("supersede", [c.new.id for c in cases])
+    else:
         _apply(stage, cases, reply)
 
 

@@ -160,3 +160,15 @@ M006_WORDS = """CREATE TABLE words (
 
 def m006_turn_texts(table: str) -> str:
     return f"SELECT text FROM {table} WHERE kind = 'episode'"
+
+
+M008_UNIT_FAILURES = (
+    """CREATE TABLE unit_failures (
+            space TEXT NOT NULL,
+            stage TEXT NOT NULL,
+            node INTEGER NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            runs INTEGER NOT NULL,
+            PRIMARY KEY (stage, node)
+        ) WITHOUT ROWID""",
+    "CREATE INDEX unit_failures_node ON unit_failures (node)",
+)

@@ -146,3 +146,10 @@ def m007_forgotten(db: Database) -> None:
         pk=("space", "key"),
         not_null={"space", "key", "forgotten_at"},
     )
+
+
+@migration
+def m008_unit_failures(db: Database) -> None:
+    """How many consolidation runs each node's unit of work failed in, per stage (replies
+    that never validated), so that one that always fails is given up after a few runs."""
+    run_statements(db, ddl.M008_UNIT_FAILURES)

@@ -29,6 +29,11 @@ RUN_COUNTERS = (
 
 # Written once per unit of consolidation work: kept to one statement each.
 _MARK = sql.insert("processed", ("space", "stage", "node"), "IGNORE")
+_FAILED = (
+    "INSERT INTO unit_failures (space, stage, node, runs) VALUES (?, ?, ?, 1)"
+    " ON CONFLICT (stage, node) DO UPDATE SET runs = runs + 1"
+)
+_FAILED_RUNS = f"SELECT node, runs FROM unit_failures WHERE stage = ? AND {sql.in_json('node')}"
 
 # Held by a consolidation run, and by prune (which must not remove episodes under it).
 CONSOLIDATION_LOCK = "consolidate"
@@ -200,6 +205,13 @@ class Work(StoreBase):
         """Which of the given nodes a stage has consumed."""
         rows = self.conn.execute(sql.PROCESSED_AMONG, (stage, json.dumps(list(node_ids))))
         return {r[0] for r in rows}
+
+    def count_failed(self, space: str, stage: str, node_ids: Iterable[int]) -> dict[int, int]:
+        """One more failed run of a stage's unit counted against each of these nodes; how
+        many each has now. Call inside the unit's transaction."""
+        ids = sorted({int(n) for n in node_ids})
+        self.conn.executemany(_FAILED, [(space, stage, n) for n in ids])
+        return dict(self.conn.execute(_FAILED_RUNS, (stage, json.dumps(ids))).fetchall())
 
     # -- locks ------------------------------------------------------------------
 

@@ -123,3 +123,10 @@ def m001_initial(conn: Any) -> None:
     _ensure_vector_extension(conn)
     for statement in schema.M001_INITIAL:
         conn.execute(statement)
+
+
+@migration
+def m002_unit_failures(conn: Any) -> None:
+    """SQLite's m008: failed runs per stage and node, to give up a unit that always fails."""
+    for statement in schema.M002_UNIT_FAILURES:
+        conn.execute(statement)

@@ -215,3 +215,15 @@ HNSW_INDEX = (
     "CREATE INDEX CONCURRENTLY IF NOT EXISTS node_vectors_hnsw ON node_vectors"
     " USING hnsw (embedding vector_cosine_ops)"
 )
+
+
+M002_UNIT_FAILURES = (
+    """CREATE TABLE unit_failures (
+            space TEXT NOT NULL,
+            stage TEXT NOT NULL,
+            node BIGINT NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+            runs INTEGER NOT NULL,
+            PRIMARY KEY (stage, node)
+        )""",
+    "CREATE INDEX unit_failures_node ON unit_failures (node)",
+)

@@ -191,6 +191,17 @@ class Work(PgBase):
         )
         return {int(r[0]) for r in rows}
 
+    def count_failed(self, space: str, stage: str, node_ids: Iterable[int]) -> dict[int, int]:
+        """One more failed run of a stage's unit counted against each of these nodes; how
+        many each has now. Call inside the unit's transaction."""
+        rows = self.run(
+            "INSERT INTO unit_failures (space, stage, node, runs) SELECT %s, %s, n, 1"
+            " FROM unnest(%s::bigint[]) AS n ON CONFLICT (stage, node)"
+            " DO UPDATE SET runs = unit_failures.runs + 1 RETURNING node, runs",
+            (space, stage, sorted({int(n) for n in node_ids})),
+        )
+        return {int(r[0]): int(r[1]) for r in rows}
+
     # -- locks ------------------------------------------------------------------
 
     def try_lock(self, name: str) -> dict[str, Any] | None:
