@@ -315,3 +315,8 @@ def test_a_unit_whose_replies_never_validate_is_given_up_after_three_runs(
     assert fourth.failures == 0 and fourth.pending == 0 and llm.calls[task] == asked
     if stage == "entities":  # given up on the model, not on the names the rules find
         assert mem.store.count_nodes("default").get("entity", 0) > 0
+    cfg = config_file(chat_store, fake_server)
+    health = json.loads(Memcli(config=cfg)("--json", "inspect").stdout)["consolidation"]
+    assert health["given_up"] == {stage: third.extra["given_up_invalid"]}
+    shown = Memcli(config=cfg)("inspect").stdout
+    assert "given up after replies that never validated in 3 runs: " in " ".join(shown.split())

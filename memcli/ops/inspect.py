@@ -122,6 +122,12 @@ def consolidation_health(mem: MemoryBase) -> dict[str, Any]:
         },
         "totals": store.run_totals(space),
         "gate": store.run_extra_totals(space, "gate"),
+        # units whose replies stayed invalid in several runs (memcli.consolidate.common)
+        "given_up": {
+            stage: n
+            for stage in _PENDING_KIND
+            if (n := store.run_extra_totals(space, stage).get("given_up_invalid", 0))
+        },
         "pending": {
             **{
                 stage: len(store.unprocessed(space, stage, kind=kind))

@@ -65,6 +65,9 @@ def consolidation_health(health: dict[str, Any]) -> Table:
         if run["reason"]:
             notes.append(f"{stage}: {run['reason']}")
     notes += [f"waiting for {why}: {', '.join(stages)}" for why, stages in waiting.items()]
+    if given_up := health.get("given_up"):
+        units = ", ".join(f"{stage} {n}" for stage, n in given_up.items())
+        notes.append(f"given up after replies that never validated in 3 runs: {units}")
     t = health["totals"]
     gate = health.get("gate") or {}
     if gate:
