@@ -196,27 +196,26 @@ def test_m006_counts_the_words_of_the_turns_a_v5_store_holds(tmp_path: Path) -> 
         assert store.unembedded_words("a") == ["garden", "looks", "new", "repainted", "shed"]
 
 
-def test_m007_gives_a_v6_store_an_empty_tombstone_table(tmp_path: Path) -> None:
-    conn = connect(tmp_path / "v6.db")
-    for _, name, sql in SCHEMA_V6:
+def _replayed(path: Path, schema: list[list[str]], version: int) -> Path:
+    """An empty store of an older schema version: its DDL replayed, space `a` known."""
+    conn = connect(path)
+    for _, name, sql in schema:
         if name != "sqlite_sequence":
             conn.execute(sql)
-    conn.execute("PRAGMA user_version = 6")
+    conn.execute("INSERT INTO fts_spaces (id, space) VALUES (1, 'a')")
+    conn.execute(f"PRAGMA user_version = {version}")
     conn.close()
-    with open_store(tmp_path / "v6.db") as store:
+    return path
+
+
+def test_m007_gives_a_v6_store_an_empty_tombstone_table(tmp_path: Path) -> None:
+    with open_store(_replayed(tmp_path / "v6.db", SCHEMA_V6, 6)) as store:
         assert sorted(_schema(store.conn)) == sorted(SCHEMA_V8)
         assert store.count_forgotten("a") == 0
 
 
 def test_m008_gives_a_v7_store_an_empty_table_of_failed_units(tmp_path: Path) -> None:
-    conn = connect(tmp_path / "v7.db")
-    for _, name, sql in SCHEMA_V7:
-        if name != "sqlite_sequence":
-            conn.execute(sql)
-    conn.execute("INSERT INTO fts_spaces (id, space) VALUES (1, 'a')")
-    conn.execute("PRAGMA user_version = 7")
-    conn.close()
-    with open_store(tmp_path / "v7.db") as store:
+    with open_store(_replayed(tmp_path / "v7.db", SCHEMA_V7, 7)) as store:
         assert sorted(_schema(store.conn)) == sorted(SCHEMA_V8)
         with store.transaction():
             (node,) = store.insert_nodes("a", "episode", [{"text": "hello"}])
