@@ -30,7 +30,8 @@ leave one genre out before any code of the default changes. Each is a general id
   earlier turn by another speaker (the message it answers) in place of the turn just
   before (they differ where one person sends several messages in a row).
 With RANK_EXTRA_LIGHT=1 only `ctxown` is dumped, the turn before cut to each of LIGHT's
-lengths.
+lengths; with RANK_EXTRA_CENTRE=1 only `centred0/1/2/5`, the cosine in a space centred on
+the store's turns (their mean removed, and their 0/1/2/5 main directions: "all but the top").
 """
 
 from __future__ import annotations
@@ -74,9 +75,60 @@ def light() -> bool:
     return bool(os.environ.get("RANK_EXTRA_LIGHT"))
 
 
+# RANK_EXTRA_CENTRE=1: only cosines in a space centred on the store's own turns (the
+# mean of their vectors removed; "all but the top": also their D main directions).
+CENTRE = (0, 1, 2, 5)
+
+
+def centre() -> bool:
+    """Whether RANK_EXTRA_CENTRE asks for the centred cosines only."""
+    return bool(os.environ.get("RANK_EXTRA_CENTRE"))
+
+
 def columns() -> tuple[str, ...]:
     """The names of the columns extra_rows gives."""
+    if centre():
+        return tuple(f"centred{d}" for d in CENTRE)
     return tuple(f"ctxown{n}" for n in LIGHT) if light() else EXTRA
+
+
+_SPACES: dict[Any, tuple[Any, Any]] = {}
+
+
+def _turn_space(ctx: SearchContext) -> tuple[Any, Any]:
+    """The mean of the store's turn vectors and their main directions (rows, by variance)."""
+    key = id(ctx.store)
+    if key not in _SPACES:
+        ids = [n.id for n in ctx.store.iter_nodes(ctx.space, "episode")]
+        vectors = ctx.store.get_vectors(ids)
+        rows = np.asarray([vectors[i] for i in ids if i in vectors], dtype=np.float64)
+        mean = rows.mean(axis=0)
+        _, _, directions = np.linalg.svd(rows - mean, full_matrices=False)
+        _SPACES[key] = (mean, directions[: max(CENTRE)])
+    return _SPACES[key]
+
+
+def centre_rows(ctx: SearchContext, found: Relevance, ids: list[int]) -> np.ndarray:
+    """One column per D in CENTRE: cosine of question and memory once the store's mean turn
+    vector and its D main directions are removed from both."""
+    out = np.zeros((len(ids), len(CENTRE)), dtype=np.float32)
+    if found.fp.vector is None:
+        return out
+    mean, directions = _turn_space(ctx)
+    vectors = ctx.store.get_vectors(ids)
+    for col, d in enumerate(CENTRE):
+        top = directions[:d]
+
+        def cut(v: Any, top: Any = top) -> Any:
+            x = np.asarray(v, dtype=np.float64) - mean
+            x = x - top.T @ (top @ x) if len(top) else x
+            return x / (np.linalg.norm(x) or 1.0)
+
+        q = cut(found.fp.vector)
+        for row, i in enumerate(ids):
+            if i in vectors:
+                out[row, col] = float(cut(vectors[i]) @ q)
+    return out
 
 
 def light_rows(
@@ -96,6 +148,8 @@ def extra_rows(
     """One row of EXTRA per memory in `ids`; `cache` keeps contextual vectors per node."""
     if light():
         return light_rows(ctx, found, ids, cache)
+    if centre():
+        return centre_rows(ctx, found, ids)
     fp, sig = found.fp, found.signals
     scale = sig.scale
     after: dict[int, int] = {}
