@@ -63,6 +63,24 @@ def test_a_reply_shows_what_it_took_from_the_turn_it_answers(tmp_path: Path) -> 
     assert by_id[asked].via == []  # a direct match
 
 
+def test_rank_signals_count_each_list_from_its_best(tmp_path: Path) -> None:
+    from memcli.retrieval.params import HybridParams
+    from memcli.retrieval.signals import RANK_OFFSET
+
+    b = Builder(tmp_path / "m.db", vectors=False)
+    best = b.node("episode", "Sourdough bread, sourdough bread!", session="s", seq=0)
+    second = b.node("episode", "Fresh bread at the market.", session="t", seq=0)
+    b.node("episode", "Rain all week here.", session="u", seq=0)
+    b.close()
+    with memory(tmp_path / "m.db", None) as mem:
+        hits = {h.node.id: h for h in mem.recall("sourdough bread", k=3, explain=True).hits}
+    weight = HybridParams().fulltext_rank
+    assert (hits[best].why or {})["fulltext_rank"] == pytest.approx(weight / RANK_OFFSET)
+    assert (hits[second].why or {})["fulltext_rank"] == pytest.approx(weight / (RANK_OFFSET + 1))
+    assert "vector_rank" not in (hits[best].why or {})  # no embedder: no vector list
+    assert label("fulltext_rank") == "full-text rank" and label("vector_rank") == "vector rank"
+
+
 def test_labels_come_from_one_table_and_unknown_keys_show_by_name() -> None:
     assert label("reply") == "reply" and label("learned_bias") == "learned_bias"
     assert [k for k, _ in ordered({"zeta": 1.0, "vector": 0.2, "fulltext": 0.1})] == [

@@ -11,7 +11,7 @@ import pytest
 from tests.cli_runner import REPO, Memcli
 from tests.consolidate_helpers import config_file
 from tests.fakeserver import FakeModelServer
-from tests.test_quick_start_question import QUESTION
+from tests.test_quick_start_question import QUESTION, K
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 MAX_LINES = 250
@@ -59,7 +59,7 @@ def test_the_quick_start_names_what_exists() -> None:
     quick = section("Quick start")
     setup, tests = re.findall(r"```bash\n(.*?)```", quick, re.S)
     assert "pip install -e '.[dev]'" in setup and "ingest examples/chat.jsonl" in setup
-    assert f'ask --context-only -k 3 "{QUESTION}"' in setup  # the question a test answers
+    assert f'ask --context-only -k {K} "{QUESTION}"' in setup  # the question a test answers
     assert (REPO / "examples" / "chat.jsonl").is_file()
     assert tests.strip() in (REPO / ".ci" / "run").read_text(encoding="utf-8")
 

@@ -30,6 +30,8 @@ SIGNALS: dict[str, tuple[str, str]] = {
     "vector": ("vector", "cosine between the question and the memory"),
     "reply": ("reply", "the similarity of the turn it answers, when that turn asks"),
     "role": ("role cue", "the question names the memory's speaker"),
+    "fulltext_rank": ("full-text rank", "how near the top of the full-text list it came"),
+    "vector_rank": ("vector rank", "how near the top of the vector list it came"),
 }
 
 

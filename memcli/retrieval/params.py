@@ -35,6 +35,8 @@ SIGNALS: tuple[str, ...] = (
     "vector",  # cosine between the question's embedding and the memory's
     "reply",  # plain similarity of the turn before it, when that turn asks something
     "role",  # 1 when the question names the memory's speaker (memcli.retrieval.people)
+    "fulltext_rank",  # 1 / (RANK_OFFSET + its rank in the first pass's full-text list)
+    "vector_rank",  # 1 / (RANK_OFFSET + its rank in the first pass's vector list)
 )
 
 
@@ -47,11 +49,13 @@ class HybridParams(FirstPassParams):
     their ratios matter. Every other strategy ranks its first memories by them too.
     """
 
-    fulltext: float = 0.43
-    related: float = 0.07
-    vector: float = 1.0
-    reply: float = 0.20
-    role: float = 0.43
+    fulltext: float = 0.14
+    related: float = 0.03
+    vector: float = 0.36
+    reply: float = 0.04
+    role: float = 0.21
+    fulltext_rank: float = 1.0
+    vector_rank: float = 0.92
 
     def weights(self) -> dict[str, float]:
         """Each signal's weight."""

@@ -17,11 +17,18 @@ from typing import TYPE_CHECKING
 
 from memcli.models import Node
 from memcli.retrieval.cues import role_match
-from memcli.retrieval.firstpass import RELATED_SHARE, FirstPass
+from memcli.retrieval.firstpass import RELATED_SHARE, FirstPass, ranked
 from memcli.retrieval.shapes import pronoun_roles
 
 if TYPE_CHECKING:
     from memcli.retrieval import SearchContext
+
+
+# A memory's place in each of the first pass's lists counts beside its score there: 1 over
+# this offset plus its rank (0 for the first). Ranks say what the scores cannot across
+# questions, how far a memory stands from the best of its own list. Chosen leave one genre
+# out among 1-60 (docs/benchmarks-genres.md, "Ranks beside scores").
+RANK_OFFSET = 10
 
 
 def fused(fp: FirstPass, node_id: int, scale: float) -> float:
@@ -44,6 +51,9 @@ class Signals:
     best: float = 1.0  # the best plain similarity among the first memories scored
     nodes: dict[int, Node] = field(default_factory=dict)  # memories, the turns before them
     before: dict[int, int] = field(default_factory=dict)  # turn -> the turn before it
+    # each memory's rank in the full-text and the vector list, as the question's first
+    # memories were read (later reads add no ranks)
+    ranks: tuple[dict[int, int], dict[int, int]] = field(default_factory=lambda: ({}, {}))
 
     @classmethod
     def start(
@@ -54,6 +64,8 @@ class Signals:
         the speakers `named` and those its pronouns name (None: no role cue)."""
         found = cls(ctx, fp, question, frozenset(), fp.scale())
         found.read(pool)
+        lexical, vector = (_ranks(scores) for scores in (fp.lexical, fp.cosine))
+        found.ranks = (lexical, vector)
         if named is not None:
             speakers = {n.speaker for n in found.nodes.values() if n.speaker}
             found.people = named | frozenset(pronoun_roles(question, speakers))
@@ -94,4 +106,16 @@ class Signals:
             "vector": fp.cosine.get(i, 0.0),
             "reply": self.plain(before) if asked else 0.0,
             "role": float(role_match(node, set(self.people))),
+            "fulltext_rank": _by_rank(self.ranks[0].get(i)),
+            "vector_rank": _by_rank(self.ranks[1].get(i)),
         }
+
+
+def _ranks(scores: dict[int, float]) -> dict[int, int]:
+    """Each id's rank by score, 0 for the best."""
+    return {i: n for n, (i, _) in enumerate(ranked(scores))}
+
+
+def _by_rank(rank: int | None) -> float:
+    """A rank's signal: 1 / (RANK_OFFSET + rank), 0 for a memory not in the list."""
+    return 0.0 if rank is None else 1.0 / (RANK_OFFSET + rank)

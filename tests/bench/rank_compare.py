@@ -6,10 +6,12 @@
 
 Reads what tests/bench/rank_dump.py saved (with --extra for the columns of tests/bench/
 rank_extra.py). Each argument after the pools is a signal set, `;`-separated: a dumped
-column by name, or NAME=EXPRESSION over the columns (numpy as `np`). For each set, the
-weights are fitted by rank_fit's listwise logistic model on two genres and scored on the
-third; printed: held-out recall@10 per genre and macro, each against the first set with
-its 95% paired bootstrap band, the in-sample recall and the weights (largest 1).
+column by name, or NAME=EXPRESSION over the columns (numpy as `np`; `lexrank` and
+`cosrank` are each memory's rank in the full-text and vector lists, 9999 outside them).
+For each set, the weights are fitted by rank_fit's listwise logistic model on two genres
+and scored on the third; printed: held-out recall@10 per genre and macro, each against
+the first set with its 95% paired bootstrap band, the in-sample recall and the weights
+(largest 1).
 
 --diversity reranks each pool greedily by the weights in code (HybridParams), a
 candidate's score (over the question's best) minus lambda x the picks already taken from
@@ -42,6 +44,9 @@ def questions(found: dict[str, Any], spec: list[str]) -> list[Question]:
         x = np.asarray(q["x"], dtype=float)
         env: dict[str, Any] = {n: x[:, k] for k, n in enumerate(names)}
         env["np"] = np
+        # the memory's rank in the full-text and vector lists (9999 when not in one)
+        env["lexrank"] = np.asarray(q["lex_rank"], dtype=float)
+        env["cosrank"] = np.asarray(q["cos_rank"], dtype=float)
         columns = [
             eval(s.split("=", 1)[1], {"__builtins__": {}}, env) if "=" in s else env[s]
             for s in spec
