@@ -177,16 +177,18 @@ def _summaries(
     extractive."""
     job = stage.job
     summarizer = job.stage("summarize")
-    llm: list[Any] = [EXTRACTIVE] * len(segments)
-    if summarizer.chat is not None and "summarize" in job.selected:
-        llm = summarize.llm_summaries(summarizer, segments)
+    asked = summarizer.chat is not None and "summarize" in job.selected
+    llm: list[Any] = (
+        summarize.llm_summaries(summarizer, segments) if asked else [None] * len(segments)
+    )
     vectors = job.store.get_vectors([e.id for seg in segments for e in seg])
     out = []
     for seg, made in zip(segments, llm, strict=True):
         if isinstance(made, tuple):
             out.append((made[0], made[1], LLM))
             continue
-        how = FAILED if made is None else EXTRACTIVE if made == EXTRACTIVE else KEPT
+        # None: the reply never validated; a reason (a str): the extractive one stays
+        how = EXTRACTIVE if not asked else FAILED if made is None else KEPT
         text = summarize.extractive_summary(seg, vectors, job.corpus, job.cfg.summary_words)
         out.append((text, summarize.keywords(seg, job.corpus, job.cfg.keywords), how))
     if "summarize" in job.selected:
