@@ -31,7 +31,10 @@ leave one genre out before any code of the default changes. Each is a general id
   before (they differ where one person sends several messages in a row).
 With RANK_EXTRA_LIGHT=1 only `ctxown` is dumped, the turn before cut to each of LIGHT's
 lengths; with RANK_EXTRA_CENTRE=1 only `centred0/1/2/5`, the cosine in a space centred on
-the store's turns (their mean removed, and their 0/1/2/5 main directions: "all but the top").
+the store's turns (their mean removed, and their 0/1/2/5 main directions: "all but the top");
+RANK_EXTRA_SOFT=1, RANK_EXTRA_BURST=1 and RANK_EXTRA_VIEWS=1 dump only the passage and
+word-matching columns, the burst columns and other views of question and turn (each
+described where its names are listed).
 """
 
 from __future__ import annotations
@@ -85,8 +88,60 @@ def centre() -> bool:
     return bool(os.environ.get("RANK_EXTRA_CENTRE"))
 
 
+# RANK_EXTRA_SOFT=1: only passage-level and word-level matching columns:
+# - maxp: the larger of the stored cosine and the best cosine of the turn's passages
+#   (windows of PASSAGE words, every PASSAGE_STEP words; a turn no longer than PASSAGE
+#   words has none, so it keeps its cosine), the passage embedded with the speaker;
+# - chunkbest: the best passage cosine alone (the stored cosine for a short turn);
+# - soft, softidf: for each content word of the question (names left out), the largest
+#   cosine of its vector with the vectors of the turn's words, averaged (plainly, and
+#   weighted by the word's idf among the store's turns): a translation model that lets
+#   "dishes" meet "burger" where BM25 cannot;
+# - softx: the same over the turn's words other than the question word itself and its
+#   inflections (what BM25 does not already count).
+SOFT = ("maxp", "chunkbest", "soft", "softidf", "softx")
+PASSAGE = int(os.environ.get("RANK_EXTRA_PASSAGE", "100"))
+PASSAGE_STEP = PASSAGE // 2
+
+
+def soft() -> bool:
+    """Whether RANK_EXTRA_SOFT asks for the passage and word-matching columns only."""
+    return bool(os.environ.get("RANK_EXTRA_SOFT"))
+
+
+# RANK_EXTRA_BURST=1: only columns of a turn's burst, the run of consecutive turns one
+# speaker sends in a session before the other answers (real messaging splits one message
+# into several; an LLM-written chat or a user-assistant chat alternates, so there a burst
+# is the turn alone): the largest plain similarity, cosine and full-text (over the best)
+# of the burst's other turns (0 alone), the cosine with the embedding of the whole burst
+# joined in order (the turn's own cosine when alone), and log of the burst's size.
+BURST = ("burstplain", "burstcos", "burstft", "burstvec", "burstsize")
+
+
+def burst() -> bool:
+    """Whether RANK_EXTRA_BURST asks for the burst columns only."""
+    return bool(os.environ.get("RANK_EXTRA_BURST"))
+
+
+# RANK_EXTRA_VIEWS=1: only other views of question and turn in the same model: the turn
+# embedded without its context (plainvec), without context or speaker (barevec); the
+# stored vector's cosine with the whole question, the names it asks about left in (qfull).
+VIEWS = ("plainvec", "barevec", "qfull")
+
+
+def views() -> bool:
+    """Whether RANK_EXTRA_VIEWS asks for the view columns only."""
+    return bool(os.environ.get("RANK_EXTRA_VIEWS"))
+
+
 def columns() -> tuple[str, ...]:
     """The names of the columns extra_rows gives."""
+    if views():
+        return VIEWS
+    if burst():
+        return BURST
+    if soft():
+        return SOFT
     if centre():
         return tuple(f"centred{d}" for d in CENTRE)
     return tuple(f"ctxown{n}" for n in LIGHT) if light() else EXTRA
@@ -150,6 +205,12 @@ def extra_rows(
         return light_rows(ctx, found, ids, cache)
     if centre():
         return centre_rows(ctx, found, ids)
+    if soft():
+        return soft_rows(ctx, found, ids, cache)
+    if burst():
+        return burst_rows(ctx, found, ids, cache)
+    if views():
+        return view_rows(ctx, found, ids, cache)
     fp, sig = found.fp, found.signals
     scale = sig.scale
     after: dict[int, int] = {}
@@ -397,3 +458,167 @@ def _answered(
         for i, v in zip(todo, ctx.embedder.embed(texts), strict=True):
             cache[i, "other"] = v
     return {i: float(cache[i, "other"] @ fp.vector) for i in ids if (i, "other") in cache}
+
+
+def _passages(text: str) -> list[str]:
+    """Windows of PASSAGE words every PASSAGE_STEP words (none for a short text)."""
+    words = text.split()
+    if len(words) <= PASSAGE:
+        return []
+    starts = range(0, max(len(words) - PASSAGE_STEP, 1), PASSAGE_STEP)
+    return [" ".join(words[s : s + PASSAGE]) for s in starts]
+
+
+_WORDS: dict[Any, tuple[dict[str, int], Any, dict[str, float]]] = {}
+
+
+def _word_space(ctx: SearchContext) -> tuple[dict[str, int], Any, dict[str, float]]:
+    """The store's word rows, its matrix and each word's idf among the turns."""
+    from memcli.text import vocabulary_words
+
+    key = id(ctx.store)
+    if key not in _WORDS:
+        vocabulary, matrix = ctx.store.word_matrix(ctx.space)
+        df: Counter[str] = Counter()
+        n = 0
+        for node in ctx.store.iter_nodes(ctx.space, "episode"):
+            n += 1
+            df.update(vocabulary_words(node.text))
+        idf = {w: float(np.log((n + 1) / (c + 0.5))) for w, c in df.items()}
+        _WORDS[key] = ({w: r for r, w in enumerate(vocabulary)}, matrix, idf)
+    return _WORDS[key]
+
+
+def soft_rows(
+    ctx: SearchContext, found: Relevance, ids: list[int], cache: dict[Any, Any]
+) -> np.ndarray:
+    """The SOFT columns (see above) of each memory in `ids`."""
+    from memcli.retrieval.related import inflection, question_words
+    from memcli.text import vocabulary_words
+
+    out = np.zeros((len(ids), len(SOFT)), dtype=np.float32)
+    fp, sig = found.fp, found.signals
+    if fp.vector is None or ctx.embedder is None:
+        return out
+    todo = [i for i in ids if (i, "passages") not in cache and i in sig.nodes]
+    texts, owners = [], []
+    for i in todo:
+        node = sig.nodes[i]
+        parts = _passages(node.text)
+        cache[i, "passages"] = []
+        for part in parts:
+            texts.append(embedding_text(part, node.speaker))
+            owners.append(i)
+    if texts:
+        for i, v in zip(owners, ctx.embedder.embed(texts), strict=True):
+            cache[i, "passages"].append(v)
+    rows, matrix, idf = _word_space(ctx)
+    asked = question_words(found.signals.question)
+    qv = {}
+    if matrix is not None and asked:
+        known = ctx.store.word_vectors(ctx.space, asked)
+        unseen = [w for w in asked if w not in known]
+        if unseen:
+            known.update(zip(unseen, ctx.embedder.embed(unseen), strict=True))
+        qv = {w: np.asarray(known[w], dtype=np.float32) for w in asked}
+    top_idf = max(idf.values(), default=1.0)
+    for r, i in enumerate(ids):
+        cos = fp.cosine.get(i, 0.0)
+        chunks = [float(v @ fp.vector) for v in cache.get((i, "passages"), [])]
+        out[r, 0] = max([cos, *chunks])
+        out[r, 1] = max(chunks) if chunks else cos
+        node = sig.nodes.get(i)
+        if node is None or not qv:
+            continue
+        mine = [w for w in vocabulary_words(node.text) if w in rows]
+        if not mine:
+            continue
+        block = matrix[[rows[w] for w in mine]]
+        best, weighted, other, total = [], 0.0, [], 0.0
+        for w, v in qv.items():
+            sims = block @ v
+            b = float(sims.max())
+            best.append(b)
+            weight = idf.get(w, top_idf)
+            weighted += weight * b
+            total += weight
+            keep = [k for k, m in enumerate(mine) if m != w and not inflection(m, w)]
+            other.append(float(sims[keep].max()) if keep else 0.0)
+        out[r, 2] = float(np.mean(best))
+        out[r, 3] = weighted / (total or 1.0)
+        out[r, 4] = float(np.mean(other))
+    return out
+
+
+def _bursts(ctx: SearchContext, session: str, cache: dict[Any, Any]) -> dict[int, list[Any]]:
+    """Each turn of a session -> the turns of its burst, in order (cached per session)."""
+    key = ("bursts", session)
+    if key not in cache:
+        runs: list[list[Any]] = []
+        for turn in ctx.store.session_turns(ctx.space, session):
+            if runs and runs[-1][-1].speaker == turn.speaker:
+                runs[-1].append(turn)
+            else:
+                runs.append([turn])
+        cache[key] = {t.id: run for run in runs for t in run}
+    return cache[key]
+
+
+def burst_rows(
+    ctx: SearchContext, found: Relevance, ids: list[int], cache: dict[Any, Any]
+) -> np.ndarray:
+    """The BURST columns (see above) of each memory in `ids`."""
+    fp, sig = found.fp, found.signals
+    out = np.zeros((len(ids), len(BURST)), dtype=np.float32)
+    runs: dict[int, list[Any]] = {}
+    for i in ids:
+        node = sig.nodes.get(i)
+        if node is not None and node.session:
+            runs[i] = _bursts(ctx, node.session, cache).get(i, [])
+    mates = {t.id for run in runs.values() for t in run}
+    fp.extend(ctx, mates)
+    todo = [i for i, run in runs.items() if len(run) > 1 and (i, "burst") not in cache]
+    if todo and ctx.embedder is not None:
+        texts = []
+        for i in todo:
+            run = runs[i]
+            texts.append(embedding_text(" ".join(t.text for t in run), run[0].speaker))
+        for i, v in zip(todo, ctx.embedder.embed(texts), strict=True):
+            cache[i, "burst"] = v
+    for r, i in enumerate(ids):
+        run = runs.get(i, [])
+        others = [t.id for t in run if t.id != i]
+        cos = fp.cosine.get(i, 0.0)
+        if others:
+            out[r, 0] = max(sig.plain(j) for j in others)
+            out[r, 1] = max(fp.cosine.get(j, 0.0) for j in others)
+            out[r, 2] = max(fp.words.get(j, 0.0) for j in others) / sig.scale
+        v = cache.get((i, "burst"))
+        out[r, 3] = float(v @ fp.vector) if v is not None and fp.vector is not None else cos
+        out[r, 4] = float(np.log(max(len(run), 1)))
+    return out
+
+
+def view_rows(
+    ctx: SearchContext, found: Relevance, ids: list[int], cache: dict[Any, Any]
+) -> np.ndarray:
+    """The VIEWS columns (see above) of each memory in `ids`."""
+    fp, sig = found.fp, found.signals
+    out = np.zeros((len(ids), len(VIEWS)), dtype=np.float32)
+    if fp.vector is None or ctx.embedder is None:
+        return out
+    for key, make in (("plain", lambda n: embedding_text(n.text, n.speaker)),
+                      ("bare", lambda n: n.text)):  # fmt: skip
+        todo = [i for i in ids if (i, key) not in cache and i in sig.nodes]
+        if todo:
+            texts = [make(sig.nodes[i]) for i in todo]
+            for i, v in zip(todo, ctx.embedder.embed(texts), strict=True):
+                cache[i, key] = v
+    whole = ctx.embedder.embed([sig.question])[0]
+    vectors = ctx.store.get_vectors(ids)
+    for r, i in enumerate(ids):
+        for c, key in enumerate(("plain", "bare")):
+            v = cache.get((i, key))
+            out[r, c] = float(v @ fp.vector) if v is not None else 0.0
+        out[r, 2] = float(vectors[i] @ whole) if i in vectors else 0.0
+    return out
