@@ -3,9 +3,10 @@
 Checks, in order: the embedder answers (and how fast); an LLM is configured; its server is
 reachable and lists the model; a reply constrained to a small JSON schema comes back valid
 (and in which form the schema was sent); the context window and where its size came from;
-tokens per second on that short request. A failed check sets the exit code: 3 for a
-configuration error, 5 for a server that cannot be reached or lacks the model, 6 for a model
-whose reply does not fit the schema. Warnings leave it 0.
+tokens per second on that short request; then, when the configured store exists, whether
+its turn vectors are made as ingest makes them now. A failed check sets the exit code: 3
+for a configuration error, 5 for a server that cannot be reached or lacks the model, 6 for
+a model whose reply does not fit the schema. Warnings leave it 0.
 """
 
 from __future__ import annotations
@@ -78,24 +79,126 @@ def _failed(name: str, exc: MemcliError) -> Check:
     return Check(name, "fail", exc.message, exc.fix, exc.exit_code)
 
 
-def check_embedder(cfg: Config, create: Callable[[Any], Embedder | None]) -> Check:
-    """The embedder loads and embeds a word; its dimension and time."""
+def check_embedder(
+    cfg: Config, create: Callable[[Any], Embedder | None]
+) -> tuple[Check, Embedder | None]:
+    """The embedder loads and embeds a word; its dimension and time (and the embedder, when
+    it works)."""
     emb = cfg.embedding
     if emb.provider == "none":
         return Check(
             "embedding", "warn", "no embedder (embedding.provider: none): full-text search only",
             "set embedding.provider to local (the default) for semantic search",
-        )  # fmt: skip
+        ), None  # fmt: skip
     started = time.perf_counter()
     try:
         embedder = create(emb)
         vectors = embedder.embed(["memcli doctor"]) if embedder is not None else None
     except MemcliError as exc:
-        return _failed("embedding", exc)
+        return _failed("embedding", exc), None
     seconds = time.perf_counter() - started
     dim = int(vectors.shape[1]) if vectors is not None else 0
     detail = f"{emb.provider}:{emb.model}, {dim} dimensions, first vector in {seconds:.2f} s"
-    return Check("embedding", "ok", detail, data={"dimensions": dim, "seconds": round(seconds, 3)})
+    data = {"dimensions": dim, "seconds": round(seconds, 3)}
+    return Check("embedding", "ok", detail, data=data), embedder
+
+
+# The vectors check embeds this many turns again, spread evenly over the order they were
+# stored in (a store used before and after an upgrade holds both kinds of vector).
+SAMPLE = 8
+# A stored vector and a fresh one of the same text agree at least this well (the same model
+# on other hardware or another batch differs in the sixth decimal, not the third).
+SAME = 0.999
+_REINDEX_FIX = "run `memcli reindex` to embed every turn again as ingest does now"
+
+
+def check_vectors(cfg: Config, embedder: Embedder) -> Check:
+    """Whether the store's turn vectors are made as ingest makes them now: each sampled
+    turn embedded again with the turn before it (memcli.models.turn_embedding_text) and
+    without it, and compared with its stored vector. Stores ingested before memcli embedded
+    turns with their context keep vectors of the turn alone, which semantic search ranks
+    worse, until `memcli reindex` (docs/retrieval.md, "Turn context")."""
+    from memcli.memory import Memory
+
+    try:
+        mem = Memory(cfg, embedder=embedder, create=False)
+    except MemcliError as exc:
+        return Check("vectors", "skip", exc.message)
+    try:
+        mem.check_embedder()
+        turns = _sampled_turns(mem.store)
+        if not turns:
+            return Check("vectors", "skip", "no stored turn has a vector and a turn before it")
+        kinds = _vector_kinds(mem.store, embedder, turns)
+    except MemcliError as exc:
+        return Check("vectors", "warn", exc.message, exc.fix)
+    finally:
+        mem.close()
+    data = {"sampled": len(turns), **kinds}
+    if kinds["plain"]:
+        detail = (
+            f"{kinds['plain']} of {len(turns)} turns sampled have vectors of the turn alone, "
+            "made before memcli embedded a turn with the turn before it: semantic search "
+            "ranks them lower than it would"
+        )
+        return Check("vectors", "warn", detail, _REINDEX_FIX, data=data)
+    if kinds["other"]:
+        detail = (
+            f"{kinds['other']} of {len(turns)} turns sampled have vectors that are not this "
+            "model's embedding of the turn, with or without the turn before it (another "
+            "version or other settings made them)"
+        )
+        return Check("vectors", "warn", detail, _REINDEX_FIX, data=data)
+    detail = f"{len(turns)} turns sampled: their vectors are made as ingest makes them now"
+    return Check("vectors", "ok", detail, data=data)
+
+
+def _sampled_turns(store: Any) -> list[tuple[int, Any, Any]]:
+    """Up to SAMPLE (turn id, turn, the turn before it) with a stored vector, spread over
+    the turns of every space in the order they were stored."""
+    ids = sorted(
+        i for space in store.spaces() for i in store.select_nodes(space, kinds=["episode"])
+    )
+    if not ids:
+        return []
+    step = max(1, len(ids) // (4 * SAMPLE))  # four times as many: not every turn has one before
+    picked = ids[::step][: 4 * SAMPLE] + ids[-1:]
+    before = {dst: src for src, dst, _, _ in store.edge_rows(picked, ["NEXT"]) if dst in picked}
+    vectors = store.get_vectors([i for i in picked if i in before])
+    usable = [i for i in dict.fromkeys(picked) if i in before and i in vectors]
+    chosen = usable[:: max(1, len(usable) // SAMPLE)][:SAMPLE]
+    nodes = store.nodes_by_ids([*chosen, *(before[i] for i in chosen)])
+    return [(i, nodes[i], nodes[before[i]]) for i in chosen if i in nodes and before[i] in nodes]
+
+
+def _vector_kinds(
+    store: Any, embedder: Embedder, turns: list[tuple[int, Any, Any]]
+) -> dict[str, int]:
+    """How many of the sampled turns' stored vectors are the embedding of the turn with the
+    turn before it (`current`), of the turn alone (`plain`), or neither (`other`)."""
+    import numpy as np
+
+    from memcli.models import embedding_text, turn_embedding_text
+
+    texts = []
+    for _, turn, prev in turns:
+        texts.append(turn_embedding_text(turn.text, turn.speaker, (prev.text, prev.speaker)))
+        texts.append(embedding_text(turn.text, turn.speaker))
+    fresh = np.asarray(embedder.embed(texts), dtype=np.float64)
+    fresh /= np.maximum(np.linalg.norm(fresh, axis=1, keepdims=True), 1e-12)
+    stored = store.get_vectors([i for i, _, _ in turns])
+    kinds = {"current": 0, "plain": 0, "other": 0}
+    for n, (i, _, _) in enumerate(turns):
+        v = np.asarray(stored[i], dtype=np.float64)
+        v /= max(float(np.linalg.norm(v)), 1e-12)
+        with_context, alone = float(fresh[2 * n] @ v), float(fresh[2 * n + 1] @ v)
+        if with_context >= SAME and with_context >= alone:
+            kinds["current"] += 1
+        elif alone >= SAME:
+            kinds["plain"] += 1
+        else:
+            kinds["other"] += 1
+    return kinds
 
 
 def _model_listed(chat: Any) -> Check:
@@ -216,6 +319,9 @@ def run_doctor(
     from memcli import llm
 
     report = DoctorReport()
-    report.add(check_embedder(cfg, create_embedder or llm.create_embedder))
+    embedding, embedder = check_embedder(cfg, create_embedder or llm.create_embedder)
+    report.add(embedding)
     check_llm(cfg, create_chat or llm.create_chat, report)
+    if embedder is not None:
+        report.add(check_vectors(cfg, embedder))
     return report

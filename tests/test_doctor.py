@@ -17,7 +17,7 @@ from tests.llama_server import LlamaServer, llm_settings
 def _cli(tmp_path: Path, llm: str, embedding: str = "  provider: none\n") -> Memcli:
     config = tmp_path / "memcli.yaml"
     config.write_text(f"embedding:\n{embedding}llm:\n{llm}")
-    return Memcli(config=config)
+    return Memcli(config=config, db=tmp_path / "memory.db")
 
 
 def _openai(url: str, model: str = "fake-model") -> str:
@@ -45,7 +45,10 @@ def test_a_reachable_server_passes_every_check(
     embedding = f"  provider: openai\n  model: e\n  url: {fake_server.openai_url}\n"
     code, checks = _checks(_cli(tmp_path, _openai(fake_server.openai_url), embedding))
     assert code == 0, checks
-    assert [c for c in checks if checks[c]["status"] != "ok"] == []
+    assert [c for c in checks if checks[c]["status"] != "ok"] == ["vectors"]
+    assert checks["vectors"]["status"] == "skip"  # no store yet: nothing to compare
+    assert "no memory store at" in checks["vectors"]["detail"]
+    assert not (tmp_path / "memory.db").exists()  # and doctor made none
     assert checks["embedding"]["dimensions"] == 64
     assert checks["structured output"]["form"] == "json_schema"
     assert checks["context"]["context_length"] == 32768 and checks["context"]["source"] == "server"
@@ -112,6 +115,90 @@ def test_help_names_the_exit_codes_and_has_examples() -> None:
     result = Memcli()("doctor", "--help")
     assert result.exit_code == 0
     assert "memcli --json doctor" in result.stdout and "5 when a server" in result.stdout
+
+
+CHAT = [
+    {"session": s, "speaker": who, "text": text}
+    for s, turns in (
+        ("s1", [("Ana", "We finally replaced the van's battery at the garage."),
+                ("Ben", "Does it start first time now?"), ("Ana", "It starts first time now.")]),
+        ("s2", [("Ben", "How was the concert in Porto?"),
+                ("Ana", "Loud, and the band played two encores."), ("Ben", "Lucky you!")]),
+    )
+    for who, text in turns
+]  # fmt: skip
+
+
+def _store_with_vectors(tmp_path: Path, fake_server: FakeModelServer) -> Memcli:
+    """A store of CHAT ingested with the fake server's embeddings, and doctor's config for it."""
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text("".join(json.dumps(turn) + "\n" for turn in CHAT))
+    embedding = f"  provider: openai\n  model: e\n  url: {fake_server.openai_url}\n"
+    cli = _cli(tmp_path, "  provider: none\n", embedding)
+    cli.ok("ingest", chat)
+    return cli
+
+
+def _rewrite_turn_vectors(db: Path | None, vector_of: Any) -> None:
+    """Store vector_of(turn) as every turn's vector (as an older memcli would have made it)."""
+    from memcli.store import open_store
+
+    with open_store(db) as store:
+        turns = list(store.iter_nodes("default", "episode"))
+        with store.transaction():
+            store.put_vectors((t.id, "default", "episode", vector_of(t)) for t in turns)
+
+
+def test_vectors_of_the_turn_alone_warn_until_reindex(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    from memcli.models import embedding_text
+    from tests.fakeserver import fake_embedding
+
+    cli = _store_with_vectors(tmp_path, fake_server)
+    code, checks = _checks(cli)
+    assert code == 0 and checks["vectors"]["status"] == "ok", checks["vectors"]
+    assert checks["vectors"]["sampled"] == checks["vectors"]["current"] == 4  # 2 first turns
+
+    # vectors of the turn alone, as memcli made them before contextual turn embeddings
+    _rewrite_turn_vectors(cli.db, lambda t: fake_embedding(embedding_text(t.text, t.speaker)))
+    code, checks = _checks(cli)
+    vectors = checks["vectors"]
+    assert code == 0 and vectors["status"] == "warn"  # a warning: recall is lower, not broken
+    assert vectors["plain"] == vectors["sampled"] == 4 and vectors["current"] == 0
+    assert "memcli reindex" in vectors["fix"] and "turn alone" in vectors["detail"]
+    text = Memcli(config=cli.config)("doctor", "--db", cli.db).stdout  # --db after it too
+    assert "warn  vectors: 4 of 4 turns sampled" in text and "fix: run `memcli reindex`" in text
+
+    cli.ok("reindex")
+    code, checks = _checks(cli)
+    assert checks["vectors"]["status"] == "ok" and checks["vectors"]["current"] == 4
+
+
+def test_vectors_that_match_no_way_of_embedding_the_turn_warn(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    from tests.fakeserver import fake_embedding
+
+    cli = _store_with_vectors(tmp_path, fake_server)
+    _rewrite_turn_vectors(cli.db, lambda t: fake_embedding(f"another model's view of {t.text}"))
+    _, checks = _checks(cli)
+    vectors = checks["vectors"]
+    assert vectors["status"] == "warn" and vectors["other"] == 4 and vectors["plain"] == 0
+    assert "another version or other settings" in vectors["detail"]
+    assert "memcli reindex" in vectors["fix"]
+
+
+def test_a_store_of_another_embedding_model_is_named_with_its_fix(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    cli = _store_with_vectors(tmp_path, fake_server)
+    other = f"  provider: openai\n  model: other-model\n  url: {fake_server.openai_url}\n"
+    _, checks = _checks(_cli(tmp_path, "  provider: none\n", other))
+    vectors = checks["vectors"]
+    assert vectors["status"] == "warn" and "openai:e" in vectors["detail"]
+    assert "memcli reindex" in vectors["fix"]
+    assert cli.db is not None and cli.db.exists()
 
 
 @pytest.mark.real_model

@@ -56,3 +56,16 @@ def test_forgetting_a_turn_embeds_the_next_one_again_on_postgres(
     got = _vectors(pg_url)
     assert t2 not in got
     assert np.allclose(got[t3], _expected(t3, r3, (t1, r1)), atol=1e-6)
+
+
+def test_doctor_samples_a_postgres_store_s_turn_vectors(
+    tmp_path: Path, pg_url: str, fake_server: FakeModelServer
+) -> None:
+    import json
+
+    config = _config(tmp_path / "c.yaml", tmp_path / "unused.db", fake_server.ollama_url)
+    cli = Memcli(config=config, env={"MEMCLI_DB": pg_url})
+    cli.ok("ingest", str(_chat(tmp_path / "a.jsonl", "s1", TURNS)))
+    rows = [json.loads(line) for line in cli("--json", "doctor").stdout.splitlines()]
+    [vectors] = [r for r in rows if r["check"] == "vectors"]
+    assert vectors["status"] == "ok" and vectors["current"] == vectors["sampled"] == 2, vectors

@@ -1,4 +1,4 @@
-"""`memcli doctor`: check the configured embedder and LLM (memcli.doctor)."""
+"""`memcli doctor`: the configured embedder and LLM, and the store's vectors (memcli.doctor)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ _MARKS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL", "skip": "skip"}
 
 
 @app.command()
-@with_state("json_mode")
+@with_state("db", "json_mode")
 def doctor(state: State) -> None:
     """Check the configured embedder and LLM in seconds, each check with a fix.
 
     Reachable, model present, a reply that fits a JSON schema (and the form the server
     takes it in), the context window and where its size comes from, tokens per second on
-    a short prompt. Run it after editing the config.
+    a short prompt. Run it after editing the config. When the store exists, a few of its
+    turns are embedded again to see whether their vectors are made as ingest makes them
+    now (a store ingested by an older memcli warns, with `memcli reindex` as the fix).
 
     Exit code: 0 when no check failed (warnings included), 3 for a configuration error,
     5 when a server cannot be reached or does not serve the model, 6 when the model's reply
@@ -28,6 +30,8 @@ def doctor(state: State) -> None:
       memcli doctor
 
       memcli --config local-llm.yaml doctor
+
+      memcli doctor --db ~/notes/memory.db
 
       memcli --json doctor | jq -r 'select(.status != "ok") | .fix'
     """
