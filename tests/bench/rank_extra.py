@@ -126,7 +126,12 @@ def burst() -> bool:
 # RANK_EXTRA_VIEWS=1: only other views of question and turn in the same model: the turn
 # embedded without its context (plainvec), without context or speaker (barevec); the
 # stored vector's cosine with the whole question, the names it asks about left in (qfull).
-VIEWS = ("plainvec", "barevec", "qfull")
+# - sentmax: the best cosine of the turn's sentences (each embedded with the speaker) for
+#   a turn of 2+ sentences and at most SENTENCE_TURN words, the stored cosine otherwise;
+#   sentmaxv: the larger of it and the stored cosine.
+VIEWS = ("plainvec", "barevec", "qfull", "sentmax", "sentmaxv")
+SENTENCE_TURN = 100
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def views() -> bool:
@@ -614,6 +619,18 @@ def view_rows(
             texts = [make(sig.nodes[i]) for i in todo]
             for i, v in zip(todo, ctx.embedder.embed(texts), strict=True):
                 cache[i, key] = v
+    todo = [i for i in ids if (i, "sentences") not in cache and i in sig.nodes]
+    texts, owners = [], []
+    for i in todo:
+        node = sig.nodes[i]
+        cache[i, "sentences"] = []
+        parts = [p for p in _SENTENCE.split(node.text) if p.strip()]
+        if len(parts) > 1 and len(node.text.split()) <= SENTENCE_TURN:
+            texts += [embedding_text(p, node.speaker) for p in parts]
+            owners += [i] * len(parts)
+    if texts:
+        for i, v in zip(owners, ctx.embedder.embed(texts), strict=True):
+            cache[i, "sentences"].append(v)
     whole = ctx.embedder.embed([sig.question])[0]
     vectors = ctx.store.get_vectors(ids)
     for r, i in enumerate(ids):
@@ -621,4 +638,8 @@ def view_rows(
             v = cache.get((i, key))
             out[r, c] = float(v @ fp.vector) if v is not None else 0.0
         out[r, 2] = float(vectors[i] @ whole) if i in vectors else 0.0
+        cos = fp.cosine.get(i, 0.0)
+        parts = [float(v @ fp.vector) for v in cache.get((i, "sentences"), [])]
+        out[r, 3] = max(parts) if parts else cos
+        out[r, 4] = max([cos, *parts])
     return out
