@@ -134,22 +134,26 @@ def check_vectors(cfg: Config, embedder: Embedder) -> Check:
         return Check("vectors", "warn", exc.message, exc.fix)
     finally:
         mem.close()
-    data = {"sampled": len(turns), **kinds}
+    sampled = sum(kinds.values())
+    data = {"sampled": sampled, **kinds}
+    if not sampled:
+        detail = "the turns sampled embed alike with and without the turn before them"
+        return Check("vectors", "skip", detail, data=data)
     if kinds["plain"]:
         detail = (
-            f"{kinds['plain']} of {len(turns)} turns sampled have vectors of the turn alone, "
+            f"{kinds['plain']} of {sampled} turns sampled have vectors of the turn alone, "
             "made before memcli embedded a turn with the turn before it: semantic search "
             "ranks them lower than it would"
         )
         return Check("vectors", "warn", detail, _REINDEX_FIX, data=data)
     if kinds["other"]:
         detail = (
-            f"{kinds['other']} of {len(turns)} turns sampled have vectors that are not this "
+            f"{kinds['other']} of {sampled} turns sampled have vectors that are not this "
             "model's embedding of the turn, with or without the turn before it (another "
             "version or other settings made them)"
         )
         return Check("vectors", "warn", detail, _REINDEX_FIX, data=data)
-    detail = f"{len(turns)} turns sampled: their vectors are made as ingest makes them now"
+    detail = f"{sampled} turns sampled: their vectors are made as ingest makes them now"
     return Check("vectors", "ok", detail, data=data)
 
 
@@ -175,7 +179,9 @@ def _vector_kinds(
     store: Any, embedder: Embedder, turns: list[tuple[int, Any, Any]]
 ) -> dict[str, int]:
     """How many of the sampled turns' stored vectors are the embedding of the turn with the
-    turn before it (`current`), of the turn alone (`plain`), or neither (`other`)."""
+    turn before it (`current`), of the turn alone (`plain`), or neither (`other`). A turn
+    that embeds alike both ways (the model's length limit cuts a long turn before its
+    context) tells nothing and is left out."""
     import numpy as np
 
     from memcli.models import embedding_text, turn_embedding_text
@@ -191,8 +197,10 @@ def _vector_kinds(
     for n, (i, _, _) in enumerate(turns):
         v = np.asarray(stored[i], dtype=np.float64)
         v /= max(float(np.linalg.norm(v)), 1e-12)
+        if float(fresh[2 * n] @ fresh[2 * n + 1]) >= SAME:
+            continue
         with_context, alone = float(fresh[2 * n] @ v), float(fresh[2 * n + 1] @ v)
-        if with_context >= SAME and with_context >= alone:
+        if with_context >= SAME:
             kinds["current"] += 1
         elif alone >= SAME:
             kinds["plain"] += 1

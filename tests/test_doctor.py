@@ -210,3 +210,19 @@ def test_doctor_against_the_real_model(llama: LlamaServer, tmp_path: Path) -> No
     assert checks["model"]["status"] == "ok"  # llama.cpp lists the alias
     assert checks["structured output"]["form"] == "json_object+schema"
     assert checks["speed"]["tokens_per_second"] > 0
+
+
+def test_turns_that_embed_alike_with_and_without_context_tell_nothing(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    # The fake model embeds a bag of words: a turn after the same words from the same
+    # speaker embeds alike both ways, as a turn longer than a real model's limit does.
+    chat = tmp_path / "chat.jsonl"
+    turns = [{"session": "s1", "speaker": "Ana", "text": "Bring the red tent."}] * 3
+    chat.write_text("".join(json.dumps(turn) + "\n" for turn in turns))
+    embedding = f"  provider: openai\n  model: e\n  url: {fake_server.openai_url}\n"
+    cli = _cli(tmp_path, "  provider: none\n", embedding)
+    cli.ok("ingest", chat)
+    _, checks = _checks(cli)
+    assert checks["vectors"]["status"] == "skip" and checks["vectors"]["sampled"] == 0
+    assert "alike" in checks["vectors"]["detail"]
