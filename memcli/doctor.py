@@ -110,6 +110,13 @@ SAMPLE = 8
 # on other hardware or another batch differs in the sixth decimal, not the third).
 SAME = 0.999
 _REINDEX_FIX = "run `memcli reindex` to embed every turn again as ingest does now"
+# What the stored vectors of the turns of each kind are (memcli.doctor._vector_kinds).
+_STALE = (
+    ("plain", "have vectors of the turn alone, made before memcli embedded a turn with the "
+              "turn before it: semantic search ranks them lower than it would"),
+    ("other", "have vectors that are not this model's embedding of the turn, with or "
+              "without the turn before it (another version or other settings made them)"),
+)  # fmt: skip
 
 
 def check_vectors(cfg: Config, embedder: Embedder) -> Check:
@@ -139,20 +146,10 @@ def check_vectors(cfg: Config, embedder: Embedder) -> Check:
     if not sampled:
         detail = "the turns sampled embed alike with and without the turn before them"
         return Check("vectors", "skip", detail, data=data)
-    if kinds["plain"]:
-        detail = (
-            f"{kinds['plain']} of {sampled} turns sampled have vectors of the turn alone, "
-            "made before memcli embedded a turn with the turn before it: semantic search "
-            "ranks them lower than it would"
-        )
-        return Check("vectors", "warn", detail, _REINDEX_FIX, data=data)
-    if kinds["other"]:
-        detail = (
-            f"{kinds['other']} of {sampled} turns sampled have vectors that are not this "
-            "model's embedding of the turn, with or without the turn before it (another "
-            "version or other settings made them)"
-        )
-        return Check("vectors", "warn", detail, _REINDEX_FIX, data=data)
+    for kind, what in _STALE:
+        if kinds[kind]:
+            detail = f"{kinds[kind]} of {sampled} turns sampled {what}"
+            return Check("vectors", "warn", detail, _REINDEX_FIX, data=data)
     detail = f"{sampled} turns sampled: their vectors are made as ingest makes them now"
     return Check("vectors", "ok", detail, data=data)
 

@@ -17,6 +17,14 @@ from tests.test_turn_embedding import TURNS, _chat, _config, _expected
 pytestmark = pytest.mark.postgres
 
 
+def _ingested(tmp_path: Path, pg_url: str, server: FakeModelServer) -> Memcli:
+    """The CLI on a Postgres store holding TURNS (one session), embedded by the fake server."""
+    config = _config(tmp_path / "c.yaml", tmp_path / "unused.db", server.ollama_url)
+    cli = Memcli(config=config, env={"MEMCLI_DB": pg_url})
+    cli.ok("ingest", str(_chat(tmp_path / "a.jsonl", "s1", TURNS)))
+    return cli
+
+
 def _vectors(target: str) -> dict[str, np.ndarray]:
     """Each turn's stored vector, by its text."""
     with open_store(target) as store:
@@ -46,9 +54,7 @@ def test_both_backends_embed_each_turn_with_the_one_before_it(
 def test_forgetting_a_turn_embeds_the_next_one_again_on_postgres(
     tmp_path: Path, pg_url: str, fake_server: FakeModelServer
 ) -> None:
-    config = _config(tmp_path / "c.yaml", tmp_path / "unused.db", fake_server.ollama_url)
-    cli = Memcli(config=config, env={"MEMCLI_DB": pg_url})
-    cli.ok("ingest", str(_chat(tmp_path / "a.jsonl", "s1", TURNS)))
+    cli = _ingested(tmp_path, pg_url, fake_server)
     with open_store(pg_url) as store:
         ids = {n.text: n.node_id for n in store.iter_nodes("default", "episode")}
     cli.ok("prune", "--node", ids[TURNS[1][1]], "--yes")
@@ -63,9 +69,7 @@ def test_doctor_samples_a_postgres_store_s_turn_vectors(
 ) -> None:
     import json
 
-    config = _config(tmp_path / "c.yaml", tmp_path / "unused.db", fake_server.ollama_url)
-    cli = Memcli(config=config, env={"MEMCLI_DB": pg_url})
-    cli.ok("ingest", str(_chat(tmp_path / "a.jsonl", "s1", TURNS)))
+    cli = _ingested(tmp_path, pg_url, fake_server)
     rows = [json.loads(line) for line in cli("--json", "doctor").stdout.splitlines()]
     [vectors] = [r for r in rows if r["check"] == "vectors"]
     assert vectors["status"] == "ok" and vectors["current"] == vectors["sampled"] == 2, vectors
