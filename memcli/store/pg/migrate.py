@@ -130,3 +130,10 @@ def m002_unit_failures(conn: Any) -> None:
     """SQLite's m008: failed runs per stage and node, to give up a unit that always fails."""
     for statement in schema.M002_UNIT_FAILURES:
         conn.execute(statement)
+
+
+@migration
+def m003_speaker_index(conn: Any) -> None:
+    """An index of the full-text rows by speaker, for looking a question's names up."""
+    for statement in schema.M003_SPEAKER_INDEX:
+        conn.execute(statement)

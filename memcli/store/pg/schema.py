@@ -227,3 +227,9 @@ M002_UNIT_FAILURES = (
         )""",
     "CREATE INDEX unit_failures_node ON unit_failures (node)",
 )
+
+
+# A space's speakers one by one (a skip scan), and each one's first row: what a question's
+# names are looked up among (FullText.speaker_named), without reading every row that holds
+# the word in its text.
+M003_SPEAKER_INDEX = ("CREATE INDEX text_rows_speaker ON text_rows (space, speaker, node)",)
