@@ -102,12 +102,10 @@ def _bm25(freq: str) -> str:
 
 _TOTAL = _bm25("a + 0.5 * b + %(context)s * c")
 _COLUMNS = ", ".join(_bm25(part) for part in ("a", "b", "c"))
-# The first row (lowest id, as FTS5 returns them) whose speaker holds a phrase: any such
-# row first, then none before it. Measured on 100,000 turns: a speaker's name 0.1 ms (where
-# reading all their rows took 50-170 ms), a word in no row 0.1 ms; a word common in texts
-# but in no name reads those rows (70-120 ms).
 # Each speaker of a space and its first row, read off the (space, speaker, node) index one
-# speaker at a time (a skip scan): a few index probes, however many rows hold a word.
+# speaker at a time (a skip scan): a few index probes, however many rows hold a word (0.2 ms
+# on 100,000 turns, where asking the full-text index for the word in the speaker part read
+# every row holding it: 2-22 ms; tests/bench/bench_pg.py --names).
 _SPEAKERS = (
     "WITH RECURSIVE s(speaker) AS ("
     " (SELECT speaker FROM text_rows WHERE space = %(space)s AND speaker IS NOT NULL"
