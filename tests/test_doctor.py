@@ -226,3 +226,20 @@ def test_turns_that_embed_alike_with_and_without_context_tell_nothing(
     _, checks = _checks(cli)
     assert checks["vectors"]["status"] == "skip" and checks["vectors"]["sampled"] == 0
     assert "alike" in checks["vectors"]["detail"]
+
+
+def test_turns_stored_while_embeddings_were_off_warn_until_reindex(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text("".join(json.dumps(turn) + "\n" for turn in CHAT))
+    _cli(tmp_path, "  provider: none\n").ok("ingest", chat)  # no embedder: no vectors
+    embedding = f"  provider: openai\n  model: e\n  url: {fake_server.openai_url}\n"
+    cli = _cli(tmp_path, "  provider: none\n", embedding)
+    code, checks = _checks(cli)
+    vectors = checks["vectors"]
+    assert code == 0 and vectors["status"] == "warn", vectors
+    assert "embedded with none" in vectors["detail"] and "memcli reindex" in vectors["fix"]
+    cli.ok("reindex")
+    _, checks = _checks(cli)
+    assert checks["vectors"]["status"] == "ok" and checks["vectors"]["current"] == 4
