@@ -253,13 +253,59 @@ def test_a_store_of_the_first_schema_gets_every_later_migration(pg_url: str) -> 
     with open_store(pg_url) as store, store.transaction():  # back to what m001 made
         store.run("DROP TABLE unit_failures")
         store.run("DROP INDEX text_rows_speaker")
+        store.run("DROP TABLE text_postings")
+        store.run("DROP FUNCTION memcli_postings_added, memcli_postings_removed,"
+                  " memcli_postings_replaced CASCADE")  # fmt: skip
         store.run("UPDATE meta SET value = '1' WHERE key = 'schema.version'")
-        for later in ("m002_unit_failures", "m003_speaker_index"):
+        for later in ("m002_unit_failures", "m003_speaker_index", "m004_postings"):
             store.run("DELETE FROM meta WHERE key = %s", (f"migration.{later}",))
+        # a row written before the postings came: the migration fills its postings in
+        (old,) = store.insert_nodes("a", "episode", [{"text": "the lighthouse keeper"}])
     with open_store(pg_url) as store:
-        assert store.schema_version() == 3
+        assert store.schema_version() == 4
         with store.transaction():
             (node,) = store.insert_nodes("a", "episode", [{"text": "hello", "speaker": "Ana"}])
             assert store.count_failed("a", "facts", [node]) == {node: 1}
         assert store.run("SELECT to_regclass('text_rows_speaker')").fetchone()[0] is not None
         assert store.speaker_named("a", "ana") == "Ana"
+        assert [i for i, _ in store.text_search("a", "lighthouse", 5)] == [old]
+        assert [i for i, _ in store.text_search("a", "hello", 5)] == [node]
+
+
+_POSTINGS = "SELECT space, term, node, kind, tokens, a, b, c FROM text_postings ORDER BY 1, 2, 3"
+_FROM_ROWS = (
+    "SELECT r.space, u.lexeme, r.node, r.kind, r.tokens,"
+    " (SELECT count(*) FILTER (WHERE x = 'A') FROM unnest(u.weights) x)::int,"
+    " (SELECT count(*) FILTER (WHERE x = 'B') FROM unnest(u.weights) x)::int,"
+    " (SELECT count(*) FILTER (WHERE x = 'C') FROM unnest(u.weights) x)::int"
+    " FROM text_rows r CROSS JOIN LATERAL unnest(r.terms) u ORDER BY 1, 2, 3"
+)
+
+
+def test_the_postings_follow_every_write_to_the_full_text_rows(pg_url: str) -> None:
+    with open_store(pg_url) as store:
+        with store.transaction():
+            a, b, c = store.insert_nodes("s", "episode", [
+                {"text": "a red kite over the hill", "speaker": "Ana", "session": "1", "seq": 0},
+                {"text": "kite, kite and one more kite", "speaker": "Ben Kite", "session": "1",
+                 "seq": 1},
+                {"text": "the hill fort", "speaker": "Ana", "session": "1", "seq": 2},
+            ])  # fmt: skip
+            store.index_context([a, b, c])  # the turns before each: the context part
+        steps = [
+            lambda: store.update_node(a, text="a blue heron"),
+            lambda: store.delete_nodes([c]),
+            lambda: store.insert_nodes("t", "fact", [{"text": "kites fly"}]),
+        ]
+        seen = []
+        for step in [lambda: None, *steps]:
+            with store.transaction():
+                step()
+            postings = store.run(_POSTINGS).fetchall()
+            assert postings and postings == store.run(_FROM_ROWS).fetchall()
+            seen.append({(n, t): (x, y, z) for _, t, n, _, _, x, y, z in postings})
+        # b's "kite": 3 in its text, 1 in its speaker, 1 in the turn before it until that
+        # turn is rewritten; c's postings go with it
+        assert seen[0][b, "kite"] == (3, 1, 1) and seen[-1][b, "kite"] == (3, 1, 0)
+        assert (c, "hill") in seen[0] and (c, "hill") not in seen[-1]
+        assert store.text_search("s", "kite", 5)[0][0] == b

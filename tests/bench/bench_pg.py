@@ -312,6 +312,7 @@ def speaker_names(url: str, size: int, workdir: Path, tries: int = 21) -> dict[s
     for backend, target in (("sqlite", str(workdir / "names.db")),
                             ("postgres", fresh_schema(url, "bench_names"))):  # fmt: skip
         store: Any = open_store(target)
+        started = time.perf_counter()
         for start in range(0, size, 5000):
             rows = [
                 {"text": turns[n % len(turns)][1], "speaker": turns[n % len(turns)][0]}
@@ -319,7 +320,9 @@ def speaker_names(url: str, size: int, workdir: Path, tries: int = 21) -> dict[s
             ]
             with store.transaction():
                 store.insert_nodes("default", "episode", rows)
+        written = round(time.perf_counter() - started, 1)
         out[backend] = _names_timed(store, [*speakers[:4], *common], tries)
+        out[backend]["written_s"] = written
         out[backend]["first pass full-text"] = _fulltext_timed(store)
         store.close()
     return out

@@ -137,3 +137,10 @@ def m003_speaker_index(conn: Any) -> None:
     """An index of the full-text rows by speaker, for looking a question's names up."""
     for statement in schema.M003_SPEAKER_INDEX:
         conn.execute(statement)
+
+
+@migration
+def m004_postings(conn: Any) -> None:
+    """Postings of the full-text rows, for BM25 that reads only a question's stems."""
+    for statement in schema.M004_POSTINGS:
+        conn.execute(statement)

@@ -6,7 +6,8 @@ order, so an export from either backend imports into the other unchanged. What d
 - spaces are rows everywhere: one `text_rows` table for every space's full text, where
   SQLite keeps an FTS5 table per space;
 - full text is a `tsvector` (GIN-indexed) of stems memcli computes (memcli.store.pg.text),
-  with per-space document frequencies (`text_terms`) and sizes (`text_stats`) that
+  with per-space document frequencies (`text_terms`) and sizes (`text_stats`), and since
+  m004 postings (`text_postings`: per row and stem, how often each part holds it), that
   statement triggers keep in step with every insert, update and delete, for BM25;
 - vectors live in pgvector's `node_vectors`, made once the embedder's dimension is known
   (`vector_table`), as SQLite's vec0 table is.
@@ -233,3 +234,56 @@ M002_UNIT_FAILURES = (
 # names are looked up among (FullText.speaker_named), without reading every row that holds
 # the word in its text.
 M003_SPEAKER_INDEX = ("CREATE INDEX text_rows_speaker ON text_rows (space, speaker, node)",)
+
+
+# Postings: one row per (row, stem) with how often each part of the row holds the stem, as
+# its tsvector says, so that BM25 reads only the postings of a question's stems instead of
+# unpacking the tsvector of every row that holds one of them. Statement triggers keep them
+# in step with every insert, update and delete of text_rows; the migration fills them in
+# for the rows already there.
+_POSTINGS_OF = """
+    INSERT INTO text_postings (space, term, node, kind, tokens, a, b, c)
+    SELECT r.space, u.lexeme, r.node, r.kind, r.tokens, n.a, n.b, n.c FROM {rows} r
+    CROSS JOIN LATERAL unnest(r.terms) AS u
+    CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x = 'A')::int AS a,
+        count(*) FILTER (WHERE x = 'B')::int AS b,
+        count(*) FILTER (WHERE x = 'C')::int AS c FROM unnest(u.weights) AS x) AS n;
+"""
+_POSTINGS_GONE = "\n    DELETE FROM text_postings p USING old_rows o WHERE p.node = o.node;\n"
+
+
+def _postings_function(name: str, body: str) -> str:
+    return (
+        f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+        f"{body} RETURN NULL; END $$"
+    )
+
+
+M004_POSTINGS = (
+    """CREATE TABLE text_postings (
+            space TEXT NOT NULL,
+            term TEXT NOT NULL,
+            node BIGINT NOT NULL,
+            kind TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            a INTEGER NOT NULL,
+            b INTEGER NOT NULL,
+            c INTEGER NOT NULL
+        )""",
+    _POSTINGS_OF.format(rows="text_rows"),
+    "CREATE INDEX text_postings_term ON text_postings (space, term)"
+    " INCLUDE (node, kind, tokens, a, b, c)",
+    "CREATE INDEX text_postings_node ON text_postings (node)",
+    _postings_function("memcli_postings_added", _POSTINGS_OF.format(rows="new_rows")),
+    _postings_function("memcli_postings_removed", _POSTINGS_GONE),
+    _postings_function(
+        "memcli_postings_replaced", _POSTINGS_GONE + _POSTINGS_OF.format(rows="new_rows")
+    ),
+    "CREATE TRIGGER text_postings_added AFTER INSERT ON text_rows REFERENCING NEW TABLE AS"
+    " new_rows FOR EACH STATEMENT EXECUTE FUNCTION memcli_postings_added()",
+    "CREATE TRIGGER text_postings_removed AFTER DELETE ON text_rows REFERENCING OLD TABLE AS"
+    " old_rows FOR EACH STATEMENT EXECUTE FUNCTION memcli_postings_removed()",
+    "CREATE TRIGGER text_postings_replaced AFTER UPDATE ON text_rows REFERENCING OLD TABLE AS"
+    " old_rows NEW TABLE AS new_rows FOR EACH STATEMENT"
+    " EXECUTE FUNCTION memcli_postings_replaced()",
+)

@@ -66,12 +66,11 @@ _TURNS = (
 _TURNS_BEFORE = f"{_TURNS} AND seq < %s ORDER BY seq DESC, id DESC LIMIT %s"
 _TURNS_BETWEEN = f"{_TURNS} AND seq BETWEEN %s AND %s ORDER BY seq, id"
 _TURNS_AFTER = f"{_TURNS} AND seq > %s ORDER BY seq, id LIMIT %s"
-# The query's words are stemmed here too (one round trip). `found` is a matching row's
-# tsvector cut down to the query's stems (every other stem deleted, in C): several times
-# faster than unnesting whole rows in SQL, measured on a dev store. Each stem's occurrences
-# are counted per part of the row (a, b, c: text, speaker, context), so one pass gives the
-# weighted total and, when asked, each part's own BM25 (FTS5's bm25() with one column's
-# weight 1 and the others 0).
+# The query's words are stemmed here too (one round trip). Only the postings of the
+# query's stems are read (text_postings: per row and stem, how often each part of the row
+# holds it, a, b, c: text, speaker, context), so one pass over them gives the weighted
+# total and, when asked, each part's own BM25 (FTS5's bm25() with one column's weight 1
+# and the others 0).
 _SEARCH = """
 WITH q AS (SELECT COALESCE((ts_lexize('memcli_stem', w))[1], w) AS term, count(*) AS times
            FROM unnest(%(words)s::text[]) AS w GROUP BY 1),
@@ -79,16 +78,10 @@ st AS (SELECT docs::float8 AS n, tokens::float8 / GREATEST(docs, 1) AS avgdl
        FROM text_stats WHERE space = %(space)s),
 idf AS (SELECT q.term, q.times * GREATEST(ln((st.n - d.docs + 0.5) / (d.docs + 0.5)), 1e-6) AS w
         FROM q JOIN text_terms d ON d.space = %(space)s AND d.term = q.term CROSS JOIN st),
-hits AS (SELECT r.node, r.tokens,
-            ts_delete(r.terms, tsvector_to_array(ts_delete(r.terms,
-                (SELECT array_agg(term) FROM q)))) AS found
-         FROM text_rows r WHERE r.space = %(space)s {kinds}
-             AND r.terms @@ (SELECT string_agg(quote_literal(term), ' | ')::tsquery FROM q)),
-tf AS (SELECT h.node, h.tokens, u.lexeme, n.a, n.b, n.c FROM hits h
-       CROSS JOIN LATERAL unnest(h.found) AS u
-       CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x = 'A')::float8 AS a,
-           count(*) FILTER (WHERE x = 'B')::float8 AS b,
-           count(*) FILTER (WHERE x = 'C')::float8 AS c FROM unnest(u.weights) AS x) AS n),
+tf AS (SELECT p.node, p.tokens, p.term AS lexeme, p.a::float8 AS a, p.b::float8 AS b,
+              p.c::float8 AS c
+       FROM text_postings p WHERE p.space = %(space)s {kinds}
+           AND p.term = ANY(ARRAY(SELECT term FROM q))),
 s AS (SELECT tf.node, idf.w, tf.a, tf.b, tf.c, 1.2 * (0.25 + 0.75 * tf.tokens / st.avgdl) AS k
       FROM tf JOIN idf ON idf.term = tf.lexeme CROSS JOIN st)
 SELECT node, {scores} FROM s GROUP BY node ORDER BY 2 DESC, node LIMIT %(limit)s
@@ -253,7 +246,7 @@ class FullText(Words):
             "words": words, "space": space, "limit": int(limit), "context": CONTEXT_WEIGHT,
             "kinds": list(kinds or ()),
         }  # fmt: skip
-        where = "AND r.kind = ANY(%(kinds)s::text[])" if kinds else ""
+        where = "AND p.kind = ANY(%(kinds)s::text[])" if kinds else ""
         return list(self.run(_SEARCH.format(kinds=where, scores=scores), args))
 
     def speaker_named(self, space: str, word: str) -> str | None:
