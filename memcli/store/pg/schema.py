@@ -5,10 +5,11 @@ order, so an export from either backend imports into the other unchanged. What d
 
 - spaces are rows everywhere: one `text_rows` table for every space's full text, where
   SQLite keeps an FTS5 table per space;
-- full text is a `tsvector` (GIN-indexed) of stems memcli computes (memcli.store.pg.text),
-  with per-space document frequencies (`text_terms`) and sizes (`text_stats`), and since
-  m004 postings (`text_postings`: per row and stem, how often each part holds it), that
-  statement triggers keep in step with every insert, update and delete, for BM25;
+- full text is a `tsvector` of stems memcli computes (memcli.store.pg.text), with
+  per-space document frequencies (`text_terms`) and sizes (`text_stats`), and since m004
+  postings (`text_postings`: per row and stem, how often each part holds it; m004 drops
+  the GIN index m001 made, which no search reads any more), that statement triggers keep
+  in step with every insert, update and delete, for BM25;
 - vectors live in pgvector's `node_vectors`, made once the embedder's dimension is known
   (`vector_table`), as SQLite's vec0 table is.
 """
@@ -274,6 +275,8 @@ M004_POSTINGS = (
     "CREATE INDEX text_postings_term ON text_postings (space, term)"
     " INCLUDE (node, kind, tokens, a, b, c)",
     "CREATE INDEX text_postings_node ON text_postings (node)",
+    # Searches read the postings now: the GIN index of the tsvectors would only cost writes.
+    "DROP INDEX text_rows_terms",
     _postings_function("memcli_postings_added", _POSTINGS_OF.format(rows="new_rows")),
     _postings_function("memcli_postings_removed", _POSTINGS_GONE),
     _postings_function(
