@@ -117,30 +117,31 @@ def _ensure_vector_extension(conn: Any) -> None:
         ) from None
 
 
+def _run(conn: Any, statements: Sequence[str]) -> None:
+    for statement in statements:
+        conn.execute(statement)
+
+
 @migration
 def m001_initial(conn: Any) -> None:
     """Every table of the store as of memcli's SQLite schema version 7."""
     _ensure_vector_extension(conn)
-    for statement in schema.M001_INITIAL:
-        conn.execute(statement)
+    _run(conn, schema.M001_INITIAL)
 
 
 @migration
 def m002_unit_failures(conn: Any) -> None:
     """SQLite's m008: failed runs per stage and node, to give up a unit that always fails."""
-    for statement in schema.M002_UNIT_FAILURES:
-        conn.execute(statement)
+    _run(conn, schema.M002_UNIT_FAILURES)
 
 
 @migration
 def m003_speaker_index(conn: Any) -> None:
     """An index of the full-text rows by speaker, for looking a question's names up."""
-    for statement in schema.M003_SPEAKER_INDEX:
-        conn.execute(statement)
+    _run(conn, schema.M003_SPEAKER_INDEX)
 
 
 @migration
 def m004_postings(conn: Any) -> None:
     """Postings of the full-text rows, for BM25 that reads only a question's stems."""
-    for statement in schema.M004_POSTINGS:
-        conn.execute(statement)
+    _run(conn, schema.M004_POSTINGS)

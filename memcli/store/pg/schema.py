@@ -40,12 +40,17 @@ _DROP_UNUSED = """
 """
 
 
-def _trigger_function(name: str, parts: list[str], sizes: list[str], drop: bool) -> str:
-    body = _TERMS_DELTA.format(parts=" UNION ALL ".join(parts), sizes=" UNION ALL ".join(sizes))
+def _plpgsql_trigger(name: str, body: str) -> str:
+    """A trigger function running `body` (statements) and returning NULL."""
     return (
         f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-        f"{body}{_DROP_UNUSED if drop else ''} RETURN NULL; END $$"
+        f"{body} RETURN NULL; END $$"
     )
+
+
+def _trigger_function(name: str, parts: list[str], sizes: list[str], drop: bool) -> str:
+    body = _TERMS_DELTA.format(parts=" UNION ALL ".join(parts), sizes=" UNION ALL ".join(sizes))
+    return _plpgsql_trigger(name, body + (_DROP_UNUSED if drop else ""))
 
 
 M001_INITIAL = (
@@ -253,13 +258,6 @@ _POSTINGS_OF = """
 _POSTINGS_GONE = "\n    DELETE FROM text_postings p USING old_rows o WHERE p.node = o.node;\n"
 
 
-def _postings_function(name: str, body: str) -> str:
-    return (
-        f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-        f"{body} RETURN NULL; END $$"
-    )
-
-
 M004_POSTINGS = (
     """CREATE TABLE text_postings (
             space TEXT NOT NULL,
@@ -277,9 +275,9 @@ M004_POSTINGS = (
     "CREATE INDEX text_postings_node ON text_postings (node)",
     # Searches read the postings now: the GIN index of the tsvectors would only cost writes.
     "DROP INDEX text_rows_terms",
-    _postings_function("memcli_postings_added", _POSTINGS_OF.format(rows="new_rows")),
-    _postings_function("memcli_postings_removed", _POSTINGS_GONE),
-    _postings_function(
+    _plpgsql_trigger("memcli_postings_added", _POSTINGS_OF.format(rows="new_rows")),
+    _plpgsql_trigger("memcli_postings_removed", _POSTINGS_GONE),
+    _plpgsql_trigger(
         "memcli_postings_replaced", _POSTINGS_GONE + _POSTINGS_OF.format(rows="new_rows")
     ),
     "CREATE TRIGGER text_postings_added AFTER INSERT ON text_rows REFERENCING NEW TABLE AS"
