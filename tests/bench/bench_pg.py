@@ -239,14 +239,19 @@ def dev_vectors() -> Any:
 
     cfg = load_config(None)
     embedder = create_embedder(cfg.embedding)
-    texts = [
-        turn["text"]
-        for sample in json.loads(DEV.read_text(encoding="utf-8"))
-        for key, turns in sample["conversation"].items()
-        if key.startswith("session_") and isinstance(turns, list)
-        for turn in turns
-    ]
+    texts = [text for _, text in dev_turns()]
     return np.asarray(embedder.embed(texts), dtype=np.float32)
+
+
+def dev_turns() -> list[tuple[str, str]]:
+    """(speaker, text) of every turn of the LoCoMo dev conversations, in order."""
+    return [
+        (turn["speaker"], turn["text"])
+        for sample in json.loads(DEV.read_text(encoding="utf-8"))
+        for key, session in sample["conversation"].items()
+        if key.startswith("session_") and isinstance(session, list)
+        for turn in session
+    ]
 
 
 def _timed(store: Any, asked: Any) -> tuple[list[list[int]], list[float]]:
@@ -295,13 +300,7 @@ def speaker_names(url: str, size: int, workdir: Path, tries: int = 21) -> dict[s
 
     from memcli.store import open_store
 
-    turns = [
-        (turn["speaker"], turn["text"])
-        for sample in json.loads(DEV.read_text(encoding="utf-8"))
-        for key, session in sample["conversation"].items()
-        if key.startswith("session_") and isinstance(session, list)
-        for turn in session
-    ]
+    turns = dev_turns()
     speakers = [s for s, _ in Counter(s for s, _ in turns).most_common()]
     named = {w.lower() for s in speakers for w in s.split()}
     capitalised = Counter(
