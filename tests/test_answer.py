@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memcli.answering import NO_MEMORY, AnswerReply, check_citations, context_ids
+from memcli.ops.answering import NO_MEMORY, AnswerReply, check_citations, context_ids
 from memcli.store import open_store
 from tests.cli_runner import Memcli
 from tests.fakemodel import read

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memcli.config import Config, load_config
-from memcli.config_files import template_text
+from memcli.config.files import template_text
 from tests.cli_runner import Memcli
 
 

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from memcli.answering import AnswerReply
 from memcli.consolidate import schemas
 from memcli.eval.answers import JudgeReply
+from memcli.ops.answering import AnswerReply
 from memcli.prompting import data_block, load, placeholders, render
 from tests.fakemodel import TASKS, consolidation_reply, read
 

@@ -49,8 +49,9 @@ def test_every_surface_names_every_strategy() -> None:
 
     import typer.main
 
-    from memcli import Memory, mcp_server
+    from memcli import Memory
     from memcli.cli import app
+    from memcli.mcp import server as mcp_server
     from memcli.retrieval import STRATEGY_MODULES
 
     ask = typer.main.get_command(app).commands["ask"]  # type: ignore[attr-defined]
@@ -81,7 +82,7 @@ def test_consolidate_help_names_every_stage_it_skips_without_an_llm() -> None:
 def test_the_mcp_k_default_is_the_configured_one() -> None:
     import typing
 
-    from memcli import mcp_server
+    from memcli.mcp import server as mcp_server
 
     description = typing.get_args(mcp_server.K)[1].description
     assert "retrieval.k" in description and "10" not in description, description
@@ -93,8 +94,9 @@ def test_every_surface_names_every_input_format() -> None:
 
     import typer.main
 
-    from memcli import Memory, mcp_server
+    from memcli import Memory
     from memcli.cli import app
+    from memcli.mcp import server as mcp_server
     from memcli.readers import FORMATS
 
     ingest = typer.main.get_command(app).commands["ingest"]  # type: ignore[attr-defined]

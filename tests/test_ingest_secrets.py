@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memcli.redact import mask_secrets
+from memcli.ops.redact import mask_secrets
 from tests.cli_runner import Memcli
 from tests.reliability import raw_bytes, write_config
 

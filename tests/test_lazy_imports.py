@@ -28,7 +28,7 @@ HEAVY = (
     "memcli.retrieval.fusion",
     "memcli.present.inspect",
     "memcli.present.consolidate",
-    "memcli.answering",
+    "memcli.ops.answering",
     "memcli.store.interface",  # a Protocol, for type checking and the contract tests
     "hashlib",  # OpenSSL: only where a model file is checked
     "socket",  # only where a lock records its host

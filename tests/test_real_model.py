@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from memcli.answering import context_ids
 from memcli.consolidate.reports import LLM_ONLY
+from memcli.ops.answering import context_ids
 from memcli.store import open_store
 from tests.cli_runner import Memcli
 from tests.llama_server import CONTEXT, LlamaServer, llm_settings

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from memcli.config import RetrievalConfig, load_config
-from memcli.config_schema import REMOVED_RETRIEVAL_KEYS
+from memcli.config.schema import REMOVED_RETRIEVAL_KEYS
 from memcli.errors import ConfigError
 from memcli.retrieval import STRATEGY_MODULES, params_class
 from memcli.retrieval.params import HybridParams, tuned

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from memcli.answering import context_ids
 from memcli.context.about import GROUP_HEADING, group_words
 from memcli.context.pack import item_line, pack
 from memcli.context.subjects import Subjects
 from memcli.memory import Memory
 from memcli.models import Hit, Node
+from memcli.ops.answering import context_ids
 from memcli.ops.ask import search_context
 from memcli.retrieval import get_retriever
 from memcli.text import word_count

@@ -67,7 +67,7 @@ that holds each one (api_key_env).
 
 def _show(state: State) -> None:
     from memcli.config import masked
-    from memcli.config_files import flatten, value_sources
+    from memcli.config.files import flatten, value_sources
     from memcli.present.config import show_config
 
     cfg = state.config_obj()
@@ -97,7 +97,7 @@ def config_show(state: State) -> None:
 @with_state("json_mode")
 def config_init(state: State, path: InitPath = None, force: Force = False) -> None:
     """`memcli config init` (help in INIT_HELP)."""
-    from memcli.config_files import init_config
+    from memcli.config.files import init_config
     from memcli.present.config import show_config_written
 
     written = init_config(path, force=force)

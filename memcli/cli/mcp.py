@@ -53,7 +53,7 @@ def mcp(
     cfg = state.config_obj()
     token = None
     if http:
-        from memcli.mcp_access import TOKEN_ENV, server_token
+        from memcli.mcp.access import TOKEN_ENV, server_token
 
         token, fresh = server_token(cfg)
         server.check_port(port)
@@ -68,9 +68,9 @@ def mcp(
 
 
 def _server_module() -> ModuleType:
-    """memcli.mcp_server, or a clear error when the `mcp` SDK is not installed."""
+    """memcli.mcp.server, or a clear error when the `mcp` SDK is not installed."""
     try:
-        from memcli import mcp_server
+        from memcli.mcp import server as mcp_server
     except ImportError as exc:
         if not (exc.name or "").startswith("mcp"):
             raise

@@ -30,8 +30,8 @@ PACKAGE = Path(memcli.__file__).parent
 # modules that read benchmark files and build stores (runner, locomo, chats) stay hashed.
 BUILD_EXCLUDED = (
     "retrieval/", "context/", "cli/", "present/", "eval/bootstrap.py", "eval/variants.py",
-    "eval/store_cache.py", "eval/answers.py", "ops/ask.py", "answering.py", "mcp_server.py",
-    "mcp_access.py", "__main__.py",
+    "eval/store_cache.py", "eval/answers.py", "ops/ask.py", "ops/answering.py", "mcp/server.py",
+    "mcp/access.py", "__main__.py",
 )  # fmt: skip
 BUILT = "built.json"
 

@@ -17,8 +17,8 @@ SHRINK = 0.7
 MIN_WORDS = 60
 
 if TYPE_CHECKING:
-    from memcli.answering import AnswerResult
     from memcli.llm import ChatModel
+    from memcli.ops.answering import AnswerResult
     from memcli.ops.base import MemoryBase
 
 
@@ -164,8 +164,8 @@ def generate(mem: MemoryBase, question: str, context: str) -> AnswerResult:
 
     Never raises for invalid model output: the result's `answer` is None instead.
     """
-    from memcli.answering import answer_question
     from memcli.llm.cached import CachedChat, Usage
+    from memcli.ops.answering import answer_question
 
     usage = Usage()  # per answer, so callers see what this one cost
     chat = CachedChat(_require_chat(mem), mem.store, usage)

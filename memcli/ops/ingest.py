@@ -287,9 +287,9 @@ def _plan_new(mem: MemoryBase, plan: _Plan, allow_forgotten: bool) -> None:
 
 def _mask_secrets(plans: list[_Plan]) -> int:
     """Replace credentials in the new turns' text and string props by their marks
-    (memcli.redact); the content keys stay those of the text as read, so the setting does
+    (memcli.ops.redact); the content keys stay those of the text as read, so the setting does
     not change which turns count as already stored. Returns how many were masked."""
-    from memcli.redact import mask_secrets
+    from memcli.ops.redact import mask_secrets
 
     total = 0
     for plan in plans:

@@ -1,7 +1,7 @@
 """The settings' schema: frozen dataclasses whose value rules pydantic checks.
 
 Loading, layering and error messages live in `memcli.config`, which re-exports these names;
-how the rules are declared and checked, in `memcli.config_rules`.
+how the rules are declared and checked, in `memcli.config.rules`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from memcli.config_rules import Bounds, NotBlank, NullWords, PathList, YamlMapping, settings
+from memcli.config.rules import Bounds, NotBlank, NullWords, PathList, YamlMapping, settings
 
 
 def default_db_path() -> str:

@@ -1,6 +1,6 @@
 """The value rules of the settings, declared without importing pydantic.
 
-The settings are plain frozen dataclasses (memcli.config_schema) whose annotations carry
+The settings are plain frozen dataclasses (memcli.config.schema) whose annotations carry
 their rules as the markers below.
 Pydantic applies them when it validates (memcli.config reads a file or the environment
 through `TypeAdapter(Config)`), and builds its validators only then: a command run on the

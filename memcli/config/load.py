@@ -1,6 +1,6 @@
-"""Settings: YAML file -> frozen dataclasses checked by pydantic.
+"""Loading settings: a YAML file and MEMCLI_* variables layered over the defaults.
 
-Precedence: flag > MEMCLI_* env > file > default.
+The schema is in memcli.config.schema.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from memcli.config_schema import (
+from memcli.config.schema import (
     REMOVED_RETRIEVAL_KEYS,
     SECTIONS,
     Config,
@@ -28,7 +28,7 @@ from memcli.errors import ConfigError, NotFound, did_you_mean
 from memcli.text import hide_userinfo
 
 ENV_PREFIX = "MEMCLI_"
-# The schema is defined in memcli.config_schema and read from here.
+# The schema is defined in memcli.config.schema and read from here.
 __all__ = [
     "SECTIONS",
     "Config",

@@ -32,7 +32,7 @@ from pydantic import Field
 
 from memcli.config import Config
 from memcli.errors import ConfigError, LLMNotConfigured, MemcliError, UsageError, damaged_store
-from memcli.mcp_access import Access, BearerAuth
+from memcli.mcp.access import Access, BearerAuth
 from memcli.memory import Memory
 from memcli.ops.prune import Selection
 from memcli.present.inspect import provenance
@@ -332,7 +332,7 @@ def serve(
     request carrying `token`) until the client goes away."""
     if http:
         if not token:
-            raise ConfigError("an HTTP server needs a bearer token", fix="see memcli.mcp_access")
+            raise ConfigError("an HTTP server needs a bearer token", fix="see memcli.mcp.access")
         check_port(port)  # before the model loads, and with memcli's own error
     pool = Pool(cfg, Access.for_server(cfg, http=http, forget_all=allow_forget_all))
     try:
