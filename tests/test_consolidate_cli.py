@@ -278,7 +278,7 @@ def test_a_run_without_failures_stays_silent_under_q(
 
 
 def test_stage_help_names_every_stage() -> None:
-    from memcli.consolidate.reports import STAGES
+    from memcli.consolidate.registry import STAGES
 
     help_text = " ".join(Memcli().ok("consolidate", "--help").stdout.split())
     for stage in STAGES:

@@ -72,7 +72,7 @@ def test_consolidate_help_names_every_stage_it_skips_without_an_llm() -> None:
     import typer.main
 
     from memcli.cli import app
-    from memcli.consolidate.reports import LLM_ONLY
+    from memcli.consolidate.registry import LLM_ONLY
 
     command = typer.main.get_command(app).commands["consolidate"]  # type: ignore[attr-defined]
     sentence = (command.help or "").split("Without an LLM")[1].split("skipped")[0]

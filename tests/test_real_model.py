@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from memcli.consolidate.reports import LLM_ONLY
+from memcli.consolidate.registry import LLM_ONLY
 from memcli.ops.answering import context_ids
 from memcli.store import open_store
 from tests.cli_runner import Memcli

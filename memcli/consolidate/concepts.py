@@ -17,24 +17,41 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memcli.consolidate.common import (
-    Stage,
-    concept_ids,
-    fold_node,
-    prepare_labels,
-    segment_members,
-)
+from memcli.consolidate.fold import fold_node
 from memcli.consolidate.normalize import near_duplicate
 from memcli.consolidate.phrases import key_phrases, phrases
 from memcli.models import Edge, Node
 
 if TYPE_CHECKING:
-    from memcli.consolidate.common import Job
+    from memcli.consolidate.job import Job
+    from memcli.consolidate.stage import Stage
     from memcli.store import Store
 
 MIN_DF_CAP = 10.0
 MIN_SESSIONS = 2  # a keyword concept must connect at least two sessions
 EXTRA_CANDIDATES = 3  # key phrases looked at beyond concepts_per_segment
+
+
+def concept_ids(stage: Stage, labels: Sequence[str], source: str) -> dict[str, int]:
+    """Ids for canonical labels, creating the missing concepts (call inside a transaction,
+    after `prepare_labels` embedded the new ones)."""
+    job = stage.job
+    index = job.concepts
+    out: dict[str, int] = {}
+    for label in labels:
+        found = index.lookup(label)
+        if found is None:
+            vectors = job.embed([label])
+            found = index.create(job.store, job.space, label, source)
+            job.save_vectors([(found, "concept", vectors[0] if vectors else None)])
+            stage.report.nodes += 1
+        out[label] = found
+    return out
+
+
+def prepare_labels(job: Job, labels: Sequence[str]) -> None:
+    """Embed the labels that have no concept yet (before the unit's transaction)."""
+    job.prefetch(sorted({lb for lb in labels if job.concepts.lookup(lb) is None}))
 
 
 def _df_cap(job: Job) -> float:
@@ -133,7 +150,7 @@ def run(stage: Stage) -> None:
     job = stage.job
     store = job.store
     todo = store.unprocessed(job.space, "concepts", kind="segment")
-    members = segment_members(job, todo)
+    members = job.segment_members(todo)
     segments = store.nodes_by_ids(todo)
     # The labels of every new segment embedded in one go.
     prepare_labels(job, [lb for sid in todo for lb in _chosen(stage, members[sid])])

@@ -20,20 +20,20 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from memcli.consolidate import entity_llm
-from memcli.consolidate.common import case_stats, entity_index, segment_members
 from memcli.consolidate.entity_index import EntityRecord
 from memcli.consolidate.entity_merge import merge_new, refresh_profiles
 from memcli.consolidate.names import Found, mentions
 from memcli.models import Edge, Node
 
 if TYPE_CHECKING:
-    from memcli.consolidate.common import Job, Stage
     from memcli.consolidate.entity_llm import Extraction
+    from memcli.consolidate.job import Job
+    from memcli.consolidate.stage import Stage
 
 
 def found_in(job: Job, nodes: Sequence[Node]) -> Found:
     """The named things the rules find in some nodes' texts."""
-    stats = case_stats(job)
+    stats = job.case_stats
     found = Found()
     for node in nodes:
         said = job.mentions.get(node.text)
@@ -45,7 +45,7 @@ def found_in(job: Job, nodes: Sequence[Node]) -> Found:
 
 
 def _new_names(job: Job, found: Found) -> list[str]:
-    index = entity_index(job)
+    index = job.entities
     return [name for key, (name, _) in found.names.items() if index.lookup(name) is None]
 
 
@@ -53,7 +53,7 @@ def entity_ids(stage: Stage, found: Found, source: str) -> dict[str, int]:
     """key -> entity id for every name found, creating missing entities (in a transaction,
     after their names were embedded)."""
     job = stage.job
-    index = entity_index(job)
+    index = job.entities
     out: dict[str, int] = {}
     for key, (name, kind) in found.names.items():
         eid = index.lookup(name)
@@ -113,7 +113,7 @@ def link_facts(stage: Stage) -> None:
         return
     facts = list(store.nodes_by_ids(todo).values())
     found = found_in(job, facts)
-    index = entity_index(job)
+    index = job.entities
     for fact in facts:  # names already known, however the fact writes them
         for eid, key in index.keys_in(fact.text).items():
             rec = index.records[eid]
@@ -133,7 +133,7 @@ def run(stage: Stage) -> None:
     store = job.store
     todo = store.unprocessed(job.space, "entities", kind="segment")
     segments = store.nodes_by_ids(todo)
-    members = segment_members(job, todo)
+    members = job.segment_members(todo)
     if stage.chat is None:  # every new name embedded in one go
         job.prefetch(_new_names(job, found_in(job, [e for m in members.values() for e in m])))
     job.progress.start("finding entities", len(todo))
@@ -158,5 +158,5 @@ def run(stage: Stage) -> None:
     link_facts(stage)
     touched = store.unprocessed(job.space, "entities", kind="entity")
     stage.count("merged", merge_new(stage))
-    refresh_profiles(stage, [i for i in touched if i in entity_index(job).records])
+    refresh_profiles(stage, [i for i in touched if i in job.entities.records])
     stage.report.pending = len(store.unprocessed(job.space, "entities", kind="segment"))

@@ -16,16 +16,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.common import Unfit, case_stats, entity_index, halves, turn_line
+from memcli.consolidate.lines import turn_line
 from memcli.consolidate.names import Found, mentions
 from memcli.consolidate.schemas import EntitiesReply
+from memcli.consolidate.stage import Unfit, halves
 from memcli.dates import partial_date
 from memcli.models import Edge, Node
 from memcli.prompting import data_block
 from memcli.text import canonical_key, one_line
 
 if TYPE_CHECKING:
-    from memcli.consolidate.common import Job, Stage
+    from memcli.consolidate.job import Job
+    from memcli.consolidate.stage import Stage
 
 FAILED: Any = object()  # the reply stayed invalid: the segment waits for a later run (or,
 # after FAILED_RUNS runs, has the rules' entities alone)
@@ -116,7 +118,7 @@ def _describe(job: Job, eid: int, note: _Note) -> None:
     job.store.update_node(eid, props=props)
     vectors = job.embed([described(node.text, note.description)])
     job.save_vectors([(eid, "entity", vectors[0] if vectors else None)])
-    entity_index(job).records[eid].kind = props.get("type", note.kind)
+    job.entities.records[eid].kind = props.get("type", note.kind)
 
 
 def _relations(stage: Stage, ids: dict[str, int], triplets: Sequence[_Triplet]) -> list[Edge]:
@@ -145,7 +147,7 @@ def _relations(stage: Stage, ids: dict[str, int], triplets: Sequence[_Triplet]) 
 
 
 def _request(stage: Stage, members: Sequence[Node]) -> list[dict[str, str]]:
-    stats = case_stats(stage.job)
+    stats = stage.job.case_stats
     names = sorted({m.surface for e in members for m in mentions(e.text, stats)})
     turns = "\n".join(turn_line(e, date_hints=True) for e in members)
     return stage.prompt("entities", turns=data_block(turns), names=", ".join(names) or "(none)")

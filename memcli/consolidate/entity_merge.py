@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.common import entity_index, fold_node
 from memcli.consolidate.entity_index import EntityIndex, EntityRecord, rule_twins, vector_twins
+from memcli.consolidate.fold import fold_node
 
 if TYPE_CHECKING:
-    from memcli.consolidate.common import Stage
+    from memcli.consolidate.stage import Stage
     from memcli.store import Store
 
 
@@ -41,7 +41,7 @@ def merge_new(stage: Stage) -> int:
     fresh = set(store.unprocessed(job.space, "entities", kind="entity"))
     if not fresh:
         return 0
-    index = entity_index(job)
+    index = job.entities
     gone: set[int] = set()
     for a, b in _pairs(stage, list(index.records.values()), fresh):
         if a in gone or b in gone:

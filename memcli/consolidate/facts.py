@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memcli.consolidate.buffer import session_order, turn_tokens
-from memcli.consolidate.common import Stage, Unfit, concept_ids, prepare_labels, turn_line
-from memcli.consolidate.concepts import mentions
+from memcli.consolidate.concepts import concept_ids, mentions, prepare_labels
+from memcli.consolidate.lines import turn_line
 from memcli.consolidate.nearest import mean_vector, similar
 from memcli.consolidate.quality import Sieve
 from memcli.consolidate.schemas import FactsReply
+from memcli.consolidate.stage import Stage, Unfit
 from memcli.dates import first_day, partial_date
 from memcli.models import Edge, Node
 from memcli.prompting import data_block

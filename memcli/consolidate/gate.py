@@ -22,13 +22,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memcli.consolidate.common import case_stats, segment_members, turn_line
+from memcli.consolidate.lines import turn_line
 from memcli.consolidate.names import mentions
 from memcli.models import Node
 from memcli.text import STOPWORDS, canonical_key, count_tokens, words
 
 if TYPE_CHECKING:
-    from memcli.consolidate.common import Job, Stage
+    from memcli.consolidate.job import Job
+    from memcli.consolidate.stage import Stage
 
 EXTRACTION_PROMPTS = 2  # facts and entities each carry a kept turn
 MIN_COMMON_DF = 3  # in a small space, a word must be in this many turns to be common
@@ -52,7 +53,7 @@ def memorable(job: Job, turn: Node, common: frozenset[str]) -> bool:
     or says enough informative words."""
     if _NUMBER.search(turn.text) or turn.props.get("time_refs"):
         return True
-    if any(canonical_key(m.surface) not in common for m in mentions(turn.text, case_stats(job))):
+    if any(canonical_key(m.surface) not in common for m in mentions(turn.text, job.case_stats)):
         return True
     informative = {w for w in words(turn.text) if len(w) > 2 and w not in STOPWORDS}
     return len(informative - common) >= job.cfg.gate_min_words
@@ -87,7 +88,7 @@ def run(stage: Stage) -> None:
         stage.report.reason = "gate off (consolidation.gate: false)"
         return
     segments = job.store.nodes_by_ids(todo)
-    members = segment_members(job, todo)
+    members = job.segment_members(todo)
     common = common_words(job) if todo else frozenset()
     for sid in todo:
         if not stage.budget_left():

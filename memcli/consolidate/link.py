@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memcli.consolidate.common import Stage, Unfit, day_of
+from memcli.consolidate.lines import day_of
 from memcli.consolidate.nearest import similar
 from memcli.consolidate.schemas import TopicLinks
+from memcli.consolidate.stage import Stage, Unfit
 from memcli.models import Edge, Node
 from memcli.prompting import data_block
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memcli.consolidate.common import Job
+    from memcli.consolidate.job import Job
 
 
 def similar(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memcli.consolidate.reports import STAGES
+from memcli.consolidate.registry import STAGES
 from memcli.errors import UsageError, did_you_mean
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memcli.consolidate.common import Stage, Unfit, day_of
 from memcli.consolidate.facts import fact_key
+from memcli.consolidate.lines import day_of
 from memcli.consolidate.nearest import mean_vector, similar
 from memcli.consolidate.quality import GROUNDED_REFLECTION, Sieve
 from memcli.consolidate.schemas import ReflectionsReply
+from memcli.consolidate.stage import Stage, Unfit
 from memcli.models import Edge, Node
 from memcli.prompting import data_block
 from memcli.text import one_line

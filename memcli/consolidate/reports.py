@@ -1,4 +1,5 @@
-"""What a consolidation run reports: per stage, and for the whole run."""
+"""What a consolidation run reports: per stage, and for the whole run (the stages and their
+order are declared in `registry`)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,6 @@ from typing import Any
 
 from memcli.store.work import RUN_COUNTERS
 
-#: Stage names in the order they run (also the names of `runs` rows and `processed` marks).
-STAGES: tuple[str, ...] = (
-    "segment", "summarize", "link", "gate", "facts", "concepts", "entities", "supersede",
-    "reflect", "words",
-)  # fmt: skip
-#: Stages that cannot run at all without a chat model.
-LLM_ONLY: frozenset[str] = frozenset({"link", "gate", "facts", "supersede", "reflect"})
 # The counters a stage reports are the columns of its `runs` row.
 COUNTERS = RUN_COUNTERS
 

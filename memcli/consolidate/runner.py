@@ -12,14 +12,15 @@ run.
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Sequence
 
 from memcli.consolidate.buffer import pending_buffers
-from memcli.consolidate.common import Job, RunContext, Stage
+from memcli.consolidate.job import Job, RunContext
 from memcli.consolidate.options import ConsolidateOptions
-from memcli.consolidate.reports import LLM_ONLY, STAGES, ConsolidateReport, StageReport
+from memcli.consolidate.registry import PIPELINE, StageSpec
+from memcli.consolidate.reports import ConsolidateReport, StageReport
+from memcli.consolidate.stage import Stage, Stages
 from memcli.errors import Terminated
 
 NO_LLM_REASON = "needs an LLM (--no-llm, or llm.provider none)"
@@ -37,14 +38,13 @@ def _reason(exc: BaseException) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
-def _run_stage(job: Job, stage: Stage) -> None:
+def _run_stage(job: Job, spec: StageSpec, stage: Stage) -> None:
     """Run one stage with its `runs` row; failures close the row and propagate."""
     store = job.store
     run_id = store.run_start(job.space, stage.name)
     started = time.perf_counter()
     try:
-        module = importlib.import_module(f"memcli.consolidate.{stage.name}")
-        module.run(stage)
+        spec.run(stage)
     except BaseException as exc:
         stage.sync_usage()
         # Ctrl-C or SIGTERM: what was committed stays, the next run resumes from there.
@@ -70,15 +70,16 @@ def run_stages(job: Job, names: Sequence[str]) -> list[StageReport]:
     """Every stage in order: run, skipped for want of an LLM, or not selected."""
     reports: list[StageReport] = []
     job.selected = frozenset(names)
-    for name in STAGES:
-        stage = job.stage(name)
-        if name not in names:
+    stages = Stages(job)
+    for spec in PIPELINE:
+        stage = stages[spec.name]
+        if spec.name not in names:
             reports.append(_skip(stage.report, "not selected (--stage)"))
-        elif name in LLM_ONLY and job.chat_model is None:
+        elif spec.needs_llm and job.chat_model is None:
             reports.append(_skip(stage.report, NO_LLM_REASON))
             _record_skip(job, stage.report)
         else:
-            _run_stage(job, stage)
+            _run_stage(job, spec, stage)
             reports.append(stage.report)
     return reports
 
@@ -88,24 +89,12 @@ def dry_run(job: Job, names: Sequence[str]) -> ConsolidateReport:
     store, space = job.store, job.space
     pending_turns = set(store.unprocessed(space, "segment"))
     buffers = pending_buffers(job.episodes(), pending_turns, job.flush)
-    pending = {
-        "segment": len(pending_turns),
-        "summarize": len(store.unprocessed(space, "summarize", kind="segment")),
-        "link": len(store.unprocessed(space, "link", kind="segment")),
-        "gate": len(store.unprocessed(space, "gate", kind="segment")),
-        "facts": len(store.unprocessed(space, "facts")),
-        "concepts": len(store.unprocessed(space, "concepts", kind="segment")),
-        "entities": len(store.unprocessed(space, "entities", kind="segment")),
-        "supersede": len(store.unprocessed(space, "supersede", kind="fact")),
-        "reflect": len(store.unprocessed(space, "reflect", kind="fact")),
-        "words": store.count_unembedded_words(space),
-    }
     reports = []
-    for name in STAGES:
-        report = StageReport(name, pending=pending[name])
-        if name not in names:
+    for spec in PIPELINE:
+        report = StageReport(spec.name, pending=spec.pending(store, space))
+        if spec.name not in names:
             _skip(report, "not selected (--stage)")
-        elif name in LLM_ONLY and job.chat_model is None:
+        elif spec.needs_llm and job.chat_model is None:
             _skip(report, NO_LLM_REASON)
         else:
             _skip(report, "dry run")
@@ -117,7 +106,7 @@ def consolidate(ctx: RunContext, options: ConsolidateOptions) -> ConsolidateRepo
     """Run (or, with `options.dry_run`, describe) the selected stages under the
     consolidation lock."""
     started = time.perf_counter()
-    job = Job(ctx, options)
+    job = Job(ctx, flush=options.flush, limit=options.limit, selected=options.stages)
     names = options.stages
     if options.dry_run:
         report = dry_run(job, names)

@@ -21,9 +21,10 @@ from typing import Any
 
 from memcli.consolidate import summarize
 from memcli.consolidate.buffer import Buffer, pending_buffers, take_window
-from memcli.consolidate.common import Stage, Unfit, turn_line
+from memcli.consolidate.lines import turn_line
 from memcli.consolidate.phrases import sparse_cosine, sparse_mean
 from memcli.consolidate.schemas import Boundaries
+from memcli.consolidate.stage import Stage, Unfit
 from memcli.models import Edge, Node
 from memcli.prompting import data_block
 
@@ -176,7 +177,7 @@ def _summaries(
     """(text, keywords, how it was made) per segment: the LLM's when allowed and kept, else
     extractive."""
     job = stage.job
-    summarizer = job.stage("summarize")
+    summarizer = stage.peer("summarize")
     asked = summarizer.chat is not None and "summarize" in job.selected
     llm: list[Any] = (
         summarize.llm_summaries(summarizer, segments) if asked else [None] * len(segments)
@@ -230,7 +231,7 @@ def write_window(
                 failed.append(seg_id)
             stage.report.nodes += 1
     if failed:
-        job.stage("summarize").failed("summarize", failed)
+        stage.peer("summarize").failed("summarize", failed)
     stage.report.items += 1
     job.progress.advance(sum(len(s) for s in segments))
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.common import Stage, Unfit, turn_line
+from memcli.consolidate.lines import turn_line
 from memcli.consolidate.phrases import Corpus, key_phrases, sparse_cosine, sparse_mean
 from memcli.consolidate.quality import Sieve
 from memcli.consolidate.schemas import SegmentSummary
+from memcli.consolidate.stage import Stage, Unfit
 from memcli.models import Node
 from memcli.prompting import data_block
 from memcli.text import one_line, sentences, word_count

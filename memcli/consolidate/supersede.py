@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memcli.consolidate.common import Stage, Unfit
 from memcli.consolidate.nearest import similar
 from memcli.consolidate.schemas import SupersedeReply
+from memcli.consolidate.stage import Stage, Unfit
 from memcli.models import Edge, Node
 from memcli.prompting import data_block
 

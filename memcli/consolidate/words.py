@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.common import Stage
+from memcli.consolidate.stage import Stage
 from memcli.progress import Progress
 
 if TYPE_CHECKING:

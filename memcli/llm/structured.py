@@ -27,7 +27,7 @@ _STRING_OR_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|,(\s*[}\]])')
 _OPENING = re.compile(r"[\[{]")
 
 
-#: How a structured request ended (counted per stage: memcli.consolidate.common).
+#: How a structured request ended (counted per stage: memcli.consolidate.stage).
 OUTCOMES = ("first_try", "repaired", "reasked", "invalid", "cut")
 
 

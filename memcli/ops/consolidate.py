@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate.common import RunContext
+from memcli.consolidate.job import RunContext
 from memcli.consolidate.reports import ConsolidateReport
 from memcli.progress import NoProgress, Progress
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from memcli.consolidate.registry import LLM_ONLY, PIPELINE
 from memcli.text import truncate
 
 if TYPE_CHECKING:
@@ -91,18 +92,6 @@ def stats(mem: MemoryBase, health: bool = True) -> StoreStats:
     }
 
 
-#: Stage -> (kind of node it consumes) for counting what is still pending.
-_PENDING_KIND = {
-    "segment": "episode",
-    "summarize": "segment",
-    "link": "segment",
-    "gate": "segment",
-    "facts": "episode",
-    "concepts": "segment",
-    "entities": "segment",
-    "supersede": "fact",
-    "reflect": "fact",
-}
 _RUN_FIELDS = ("status", "started_at", "finished_at", "items", "nodes", "edges", "llm_calls",
                "cache_hits", "prompt_tokens", "completion_tokens", "failures")  # fmt: skip
 
@@ -122,19 +111,14 @@ def consolidation_health(mem: MemoryBase) -> dict[str, Any]:
         },
         "totals": store.run_totals(space),
         "gate": store.run_extra_totals(space, "gate"),
-        # units whose replies stayed invalid in several runs (memcli.consolidate.common)
+        # units whose replies stayed invalid in several runs (memcli.consolidate.stage)
         "given_up": {
-            stage: n
-            for stage in _PENDING_KIND
-            if (n := store.run_extra_totals(space, stage).get("given_up_invalid", 0))
+            spec.name: n
+            for spec in PIPELINE
+            if spec.consumes is not None
+            and (n := store.run_extra_totals(space, spec.name).get("given_up_invalid", 0))
         },
-        "pending": {
-            **{
-                stage: len(store.unprocessed(space, stage, kind=kind))
-                for stage, kind in _PENDING_KIND.items()
-            },
-            "words": store.count_unembedded_words(space),
-        },
+        "pending": {spec.name: spec.pending(store, space) for spec in PIPELINE},
         "blocked": blocked_stages(mem),
     }
 
@@ -142,8 +126,6 @@ def consolidation_health(mem: MemoryBase) -> dict[str, Any]:
 def blocked_stages(mem: MemoryBase) -> dict[str, str]:
     """Stages whose pending work no run will do with the current settings, and why: their
     pending counts stay as they are until the settings change."""
-    from memcli.consolidate.reports import LLM_ONLY
-
     blocked: dict[str, str] = {}
     if mem.cfg.llm.provider == "none":
         # summarize writes extractive summaries meanwhile and leaves them for an LLM.
