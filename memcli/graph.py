@@ -1,7 +1,7 @@
 """A per-query view of a local subgraph, and Personalized PageRank over it.
 
 The view is built from store rows on demand and thrown away after the query (a warm
-process keeps the rows themselves: memcli.store.read_cache). Vertices are numbered 0..n-1;
+process keeps the rows themselves: memcli.store.sqlite.read_cache). Vertices are numbered 0..n-1;
 `LocalGraph.nodes` and `LocalGraph.index` map between those indices and store node ids,
 and nothing outside this module ever sees a vertex index. igraph writes exported graphs.
 """

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.store import open_store
-from memcli.store.db import connect
+from memcli.store.sqlite.db import connect
 
 
 def write_config(tmp_path: Path, **sections: dict[str, Any]) -> Path:

@@ -17,7 +17,7 @@ from memcli.eval.store_cache import BUILT, code_hash, store_key
 from memcli.eval.variants import parse_variant
 from memcli.retrieval import people, relevance, signals
 from memcli.retrieval.shapes import Shape
-from memcli.store import fts
+from memcli.store.sqlite import fts
 from tests.bench import genre_report, genres
 from tests.bench.genre_patches import patched
 from tests.fakeserver import FakeModelServer

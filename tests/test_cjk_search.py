@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memcli.store import open_store
-from memcli.store.fts import fts_query, indexed_text
+from memcli.store.sqlite.fts import fts_query, indexed_text
 from tests.cli_runner import Memcli
 from tests.reliability import write_config
 

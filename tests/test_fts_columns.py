@@ -1,4 +1,4 @@
-"""The full-text index's per-column BM25 and its speaker lookup (memcli.store.fts)."""
+"""The full-text index's per-column BM25 and its speaker lookup (memcli.store.sqlite.fts)."""
 
 from __future__ import annotations
 

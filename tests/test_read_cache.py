@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from memcli.models import Edge
-from memcli.store import Store, open_store, read_cache
+from memcli.store import Store, open_store
+from memcli.store.sqlite import read_cache
 from tests.cli_runner import REPO, clean_env
 
 TYPES = ("NEXT", "PART_OF", "DERIVED_FROM", "MENTIONS", "RELATED")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from memcli.store.migrations import MIGRATIONS
+from memcli.store.sqlite.migrations import MIGRATIONS
 from tests.cli_runner import REPO, clean_env
 from tests.consolidate_helpers import config_file
 from tests.fakeserver import FakeModelServer

@@ -12,8 +12,8 @@ import pytest
 from memcli.errors import DatabaseError, NodeNotFound
 from memcli.models import Edge
 from memcli.store import open_store
-from memcli.store.fts import fts_query
-from memcli.store.migrations import MIGRATIONS
+from memcli.store.sqlite.fts import fts_query
+from memcli.store.sqlite.migrations import MIGRATIONS
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def test_full_text_ranking_in_a_space_ignores_other_spaces(store) -> None:
 
 
 def test_old_shared_full_text_table_is_split_by_space(tmp_path: Path) -> None:
-    from memcli.store.db import connect
+    from memcli.store.sqlite.db import connect
 
     conn = connect(tmp_path / "old.db")
     for _, step in MIGRATIONS[:2]:  # a store as memcli wrote it before per-space tables
@@ -139,7 +139,7 @@ def test_fts_query_drops_stopwords_and_quotes() -> None:
 
 
 def test_vector_search_answers_more_than_sqlite_vec_allows_at_once(store) -> None:
-    from memcli.store.vectors import KNN_MAX
+    from memcli.store.sqlite.vectors import KNN_MAX
 
     with store.transaction():
         store.ensure_vectors(2)

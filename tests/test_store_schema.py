@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memcli.store import open_store
-from memcli.store.db import connect
-from memcli.store.migrations import MIGRATIONS, as_step, migrate
+from memcli.store.sqlite.db import connect
+from memcli.store.sqlite.migrations import MIGRATIONS, as_step, migrate
 
 # sqlite_master of a store written by memcli before the store moved to sqlite-utils (schema
 # version 3): one space's full-text table and a 3-dimensional vector table included.

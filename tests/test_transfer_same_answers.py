@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memcli.store import open_store
-from memcli.store.search_tables import text_tables
+from memcli.store.sqlite.search_tables import text_tables
 from tests.cli_runner import Memcli
 from tests.consolidate_helpers import config_file
 from tests.fakeserver import FakeModelServer

@@ -1,5 +1,5 @@
 """A turn is found by full-text search through the turns just before it in its session
-(memcli.store.fts): ingest, `memcli add`, prune (a forgotten turn leaves no trace in the
+(memcli.store.sqlite.fts): ingest, `memcli add`, prune (a forgotten turn leaves no trace in the
 context of the turns after it) and export/import."""
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def test_the_page_opens_the_store_read_only_and_changes_nothing(tmp_path: Path) 
 
 
 def test_a_write_through_the_pages_memory_is_impossible(tmp_path: Path) -> None:
-    from memcli.store.db import sqlite_module
+    from memcli.store.sqlite.db import sqlite_module
     from memcli.ui.server import open_memory
 
     built = build(tmp_path)

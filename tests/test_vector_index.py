@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from memcli.store import Store, open_store
-from memcli.store.vector_index import _read_fast, _read_scan
-from memcli.store.vectors import SCAN_BELOW
+from memcli.store.sqlite.vector_index import _read_fast, _read_scan
+from memcli.store.sqlite.vectors import SCAN_BELOW
 
 DIM = 16
 KINDS = ("episode", "fact", "segment")

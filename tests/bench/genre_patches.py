@@ -9,7 +9,7 @@ patch like a setting: `nonames=hybrid:names=off`, `noctx=hybrid:context_weight=0
   (memcli.retrieval.shapes), so it neither makes a question broad nor trims its topic;
 - broad=off: all three at once: no question is broad;
 - parts=off: no question is an enumeration;
-- context_weight=W: the BM25 weight of a turn's context column (memcli.store.fts); at 0 the
+- context_weight=W: the BM25 weight of a turn's context column (memcli.store.sqlite.fts); at 0 the
   column is also left out of the match, as if turns were indexed without context;
 - names=off: the question's speakers are not read (memcli.retrieval.people): their names
   stay in the searched text and give no role cue;
@@ -29,7 +29,7 @@ from unittest import mock
 from memcli.errors import UsageError
 from memcli.retrieval import people, relevance, shapes, signals
 from memcli.retrieval.signals import Signals
-from memcli.store import fts
+from memcli.store.sqlite import fts
 
 NEVER = re.compile(r"(?!)")  # a pattern that matches nothing
 _SHAPE_PATTERNS = {"ordered": "_ORDER", "summary": "_SUMMARY", "aggregate": "_AGGREGATE"}

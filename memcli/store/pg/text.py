@@ -2,7 +2,7 @@
 
 A node's full-text row holds a `tsvector` of stems, each position labelled with the part of
 the row it came from (A: the text, B: the speaker, C: a turn's context, the opening words of
-the turns before it; memcli.store.fts explains why). memcli splits words as FTS5's unicode61
+the turns before it; memcli.store.sqlite.fts explains why). memcli splits words as FTS5's unicode61
 tokenizer does (letters and digits, case and diacritics folded, each CJK character a word,
 and CJK character pairs as extra terms, which the SQLite store searches as phrases) and
 stems them with Postgres' English Snowball stemmer; it builds the tsvector itself, so the
@@ -23,7 +23,11 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from memcli.store.fts import (
+from memcli.store.pg.schema import CONTEXT_WEIGHT as C
+from memcli.store.pg.schema import SPEAKER_WEIGHT as B
+from memcli.store.pg.schema import TEXT_WEIGHT as A
+from memcli.store.pg.words import Words, count_words
+from memcli.store.sqlite.fts import (
     CJK_CLASS,
     CONTEXT_TURNS,
     CONTEXT_WEIGHT,
@@ -32,10 +36,6 @@ from memcli.store.fts import (
     indexed_text,
     query_terms,
 )
-from memcli.store.pg.schema import CONTEXT_WEIGHT as C
-from memcli.store.pg.schema import SPEAKER_WEIGHT as B
-from memcli.store.pg.schema import TEXT_WEIGHT as A
-from memcli.store.pg.words import Words, count_words
 
 _TOKEN = re.compile(r"[^\W_]+")
 _CJK_RUN = re.compile(f"{CJK_CLASS}+")

@@ -21,9 +21,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import DatabaseError
-from memcli.store import ddl, search_tables, sql
-from memcli.store.base import now_iso
-from memcli.store.db import transaction, wrap
+from memcli.store.sqlite import ddl, search_tables, sql
+from memcli.store.sqlite.base import now_iso
+from memcli.store.sqlite.db import transaction, wrap
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -113,8 +113,8 @@ def m004_run_extra_counts(db: Database) -> None:
 @migration
 def m005_turn_context(db: Database) -> None:
     """Full-text rows of turns gain a `context` column: the opening words of the turns
-    before them in their session (memcli.store.fts)."""
-    from memcli.store.fts import write_context
+    before them in their session (memcli.store.sqlite.fts)."""
+    from memcli.store.sqlite.fts import write_context
 
     for space, table in search_tables.text_tables(db):
         rows = db.execute(ddl.m005_old_rows(table)).fetchall()
@@ -129,7 +129,7 @@ def m005_turn_context(db: Database) -> None:
 def m006_words(db: Database) -> None:
     """The words of each space's turns, counted, for finding related words (memcli.store.
     words); their vectors come with the next consolidation."""
-    from memcli.store.words import count_words
+    from memcli.store.sqlite.words import count_words
 
     db.execute(ddl.M006_WORDS)
     for space, table in search_tables.text_tables(db):
@@ -140,7 +140,8 @@ def m006_words(db: Database) -> None:
 @migration
 def m007_forgotten(db: Database) -> None:
     """Tombstones of forgotten turns: the content key of each turn `prune` removed, and no
-    text, so that ingesting its file again does not store it again (memcli.store.forgotten)."""
+    text, so that ingesting its file again does not store it again
+    (memcli.store.sqlite.forgotten)."""
     db.table("forgotten").create(
         {"space": str, "key": str, "forgotten_at": str},
         pk=("space", "key"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memcli.store import ddl
+from memcli.store.sqlite import ddl
 
 # -- connection and transactions ---------------------------------------------------------
 
@@ -57,7 +57,7 @@ BUSY_TIMEOUT = "PRAGMA busy_timeout = {:d}"
 
 # A space's full-text table, as the latest migration that changed it made it. `context`
 # holds, for a turn, the opening words of the turns before it in its session
-# (memcli.store.fts), searched at a lower weight.
+# (memcli.store.sqlite.fts), searched at a lower weight.
 create_text_table = ddl.m005_text_table
 
 
@@ -190,7 +190,7 @@ def nodes_where(where: str, order_by: str | None = None) -> str:
 
 
 KINDS_OF = f"SELECT id, kind FROM nodes WHERE {in_json('id')} ORDER BY id"
-# Where turns sit in their sessions (memcli.store.fts indexes a turn with its context).
+# Where turns sit in their sessions (memcli.store.sqlite.fts indexes a turn with its context).
 TURN_PLACES = (
     f"SELECT id, space, session, seq FROM nodes WHERE {in_json('id')}"
     " AND kind = 'episode' AND seq IS NOT NULL"

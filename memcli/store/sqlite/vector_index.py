@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memcli.store import sql
+from memcli.store.sqlite import sql
 
 EPOCH_KEY = "vectors.epoch"
 MAX_ID_KEY = "vectors.max_id"

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from memcli.models import Node
-from memcli.store import sql
-from memcli.store.nodes import Nodes, row_to_node
+from memcli.store.sqlite import sql
+from memcli.store.sqlite.nodes import Nodes, row_to_node
 
 # A memory's date for sorting and --since/--until: its own timestamp, else when it was
 # stored. SQLite's datetime() reads both ISO forms (with or without an offset) as UTC.

@@ -9,9 +9,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from memcli.store import search_tables, sql
-from memcli.store.base import StoreBase
-from memcli.store.words import count_words
+from memcli.store.sqlite import search_tables, sql
+from memcli.store.sqlite.base import StoreBase
+from memcli.store.sqlite.words import count_words
 from memcli.text import STOPWORDS, words
 
 if TYPE_CHECKING:

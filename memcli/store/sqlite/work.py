@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from memcli.errors import DatabaseError
-from memcli.store import sql
-from memcli.store.base import StoreBase, now_iso
+from memcli.store.sqlite import sql
+from memcli.store.sqlite.base import StoreBase, now_iso
 
 # Counters a run accumulates; they mirror columns of the `runs` table.
 RUN_COUNTERS = (

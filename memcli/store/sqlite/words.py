@@ -17,9 +17,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from memcli.store import sql
-from memcli.store.base import StoreBase
-from memcli.store.read_cache import file_stamp
+from memcli.store.sqlite import sql
+from memcli.store.sqlite.base import StoreBase
+from memcli.store.sqlite.read_cache import file_stamp
 from memcli.text import vocabulary_words
 
 Matrix = tuple[list[str], Any]  # words, and their vectors as rows (None: no vectors)

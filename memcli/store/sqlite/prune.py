@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from memcli.errors import DatabaseError, DiskFull
 from memcli.models import Edge
-from memcli.store import sql
-from memcli.store.db import disk_full, sqlite_module
-from memcli.store.nodes import Nodes
+from memcli.store.sqlite import sql
+from memcli.store.sqlite.db import disk_full, sqlite_module
+from memcli.store.sqlite.nodes import Nodes
 
 # Edge types whose source end is the derived node and whose target is what it came from.
 DERIVED_TO_ORIGIN = ("DERIVED_FROM", "DERIVED_FROM_FACT")

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memcli.errors import ReadOnlyStore
-from memcli.store import sql
-from memcli.store.db import transaction, wrap
-from memcli.store.read_cache import ReadCache
+from memcli.store.sqlite import sql
+from memcli.store.sqlite.db import transaction, wrap
+from memcli.store.sqlite.read_cache import ReadCache
 
 if TYPE_CHECKING:
     from sqlite_utils import Database

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from memcli.models import node_public_id
-from memcli.store import sql
+from memcli.store.sqlite import sql
 
 # Edges whose direction is derived -> origin, and those whose direction is origin -> derived.
 TOWARDS_ORIGIN = ("DERIVED_FROM", "DERIVED_FROM_FACT")

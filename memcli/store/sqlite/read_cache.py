@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from memcli.store import sql
+from memcli.store.sqlite import sql
 
 #: Past this many cached node rows, edge rows, or kinds, degrees or segment lists,
 #: everything is dropped, to bound memory (at the 100x benchmark store, 231 questions

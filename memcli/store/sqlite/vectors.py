@@ -1,7 +1,7 @@
 """The sqlite-vec table: one vector per node, cosine distance, partitioned by space.
 
 Searches scan the table with sqlite-vec; a warm process (`use_vector_index`) scans an
-in-process numpy copy instead (memcli.store.vector_index), kept in step with the file by
+in-process numpy copy instead (memcli.store.sqlite.vector_index), kept in step with the file by
 two counters in `meta` that every write here maintains.
 """
 
@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memcli.errors import DatabaseError
-from memcli.store import search_tables, sql
-from memcli.store.base import StoreBase
-from memcli.store.vector_index import EPOCH_KEY, MAX_ID_KEY, VectorIndex, shared_index
+from memcli.store.sqlite import search_tables, sql
+from memcli.store.sqlite.base import StoreBase
+from memcli.store.sqlite.vector_index import EPOCH_KEY, MAX_ID_KEY, VectorIndex, shared_index
 
 
 def to_blob(vector: Any) -> bytes:

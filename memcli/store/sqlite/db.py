@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import DatabaseError, DiskFull
-from memcli.store import sql
+from memcli.store.sqlite import sql
 
 if TYPE_CHECKING:
     from sqlite_utils import Database

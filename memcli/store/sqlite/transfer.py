@@ -11,10 +11,10 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from memcli.store import sql
-from memcli.store.base import chunked
-from memcli.store.edges import Edges
-from memcli.store.nodes import Nodes
+from memcli.store.sqlite import sql
+from memcli.store.sqlite.base import chunked
+from memcli.store.sqlite.edges import Edges
+from memcli.store.sqlite.nodes import Nodes
 
 # Columns that belong to the store, not to a node or edge: where it lives, the edge's row id.
 _NOT_EXPORTED = {"nodes": ("space",), "edges": ("space", "id")}

@@ -8,11 +8,11 @@ from typing import Any
 
 from memcli.errors import NodeNotFound
 from memcli.models import Node, parse_node_id, typed_node_id
-from memcli.store import provenance, sql
-from memcli.store.base import chunked, now_iso
-from memcli.store.fts import FullText
-from memcli.store.vectors import Vectors
-from memcli.store.words import Words
+from memcli.store.sqlite import provenance, sql
+from memcli.store.sqlite.base import chunked, now_iso
+from memcli.store.sqlite.fts import FullText
+from memcli.store.sqlite.vectors import Vectors
+from memcli.store.sqlite.words import Words
 
 # The columns a new node may set besides its space, kind and text.
 NODE_FIELDS = ("speaker", "session", "seq", "timestamp", "ref", "belief", "status", "key")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from memcli.store import sql
+from memcli.store.sqlite import sql
 
 if TYPE_CHECKING:
     from sqlite_utils import Database

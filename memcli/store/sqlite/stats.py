@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memcli.store import sql
-from memcli.store.base import StoreBase
+from memcli.store.sqlite import sql
+from memcli.store.sqlite.base import StoreBase
 
 
 class Stats(StoreBase):
