@@ -50,7 +50,7 @@ def content_words(text: str) -> set[str]:
 
 def vocabulary_words(text: str) -> set[str]:
     """The distinct words of a text that stand for something on their own: lower-cased,
-    letters only, three or more of them, no stop word (memcli.store.sqlite.words)."""
+    letters only, three or more of them, no stop word (memcli.store.words)."""
     return {w for w in words(text) if len(w) > 2 and w.isalpha() and w not in STOPWORDS}
 
 

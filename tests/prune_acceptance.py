@@ -28,7 +28,7 @@ from memcli.memory import Memory
 from memcli.models import Hit
 from memcli.ops.prune import Selection
 from memcli.store import Store
-from memcli.store.sqlite.prune import DERIVED_TO_ORIGIN, ORIGIN_TO_DERIVED
+from memcli.store.prune import DERIVED_TO_ORIGIN, ORIGIN_TO_DERIVED
 from tests.reliability import raw_bytes
 
 K = 10

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from memcli.store import open_store
-from memcli.store.sqlite.fts import fts_query, indexed_text
+from memcli.store.search import indexed_text
+from memcli.store.sqlite.fts import fts_query
 from tests.cli_runner import Memcli
 from tests.reliability import write_config
 

@@ -15,7 +15,7 @@ from memcli.errors import NodeNotFound, NotFound, UsageError
 from memcli.memory import Memory
 from memcli.models import Edge, PruneReport
 from memcli.ops.prune import Selection, parse_duration
-from memcli.store.sqlite.work import CachedReply
+from memcli.store.work import CachedReply
 from tests.prune_graph import ALL, Graph, build, edge_set, remaining
 from tests.reliability import integrity
 from tests.stores import StoreCache

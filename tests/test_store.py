@@ -139,7 +139,7 @@ def test_fts_query_drops_stopwords_and_quotes() -> None:
 
 
 def test_vector_search_answers_more_than_sqlite_vec_allows_at_once(store) -> None:
-    from memcli.store.sqlite.vectors import KNN_MAX
+    from memcli.store.search import KNN_MAX
 
     with store.transaction():
         store.ensure_vectors(2)

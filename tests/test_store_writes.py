@@ -83,7 +83,7 @@ def test_marks_and_source_links_may_be_repeated_one_at_a_time(store) -> None:
 
 
 def test_clearing_counts_what_was_removed_after_full_text_writes(store) -> None:
-    from memcli.store.sqlite.work import CachedReply
+    from memcli.store.work import CachedReply
 
     store.cache_put("k1", "p", "m", CachedReply("{}", 1, 1))
     store.cache_put("k2", "p", "m", CachedReply("{}", 1, 1))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memcli.store.sqlite.work import RUN_COUNTERS
+from memcli.store.work import RUN_COUNTERS
 
 # The counters a stage reports are the columns of its `runs` row.
 COUNTERS = RUN_COUNTERS

@@ -68,7 +68,7 @@ class CachedChat:
         self, messages: list[dict[str, str]], schema: dict[str, Any] | None = None
     ) -> ChatReply:
         """The cached reply for this exact request, or the model's (then cached)."""
-        from memcli.store.sqlite.work import CachedReply
+        from memcli.store.work import CachedReply
 
         key = cache_key(self.provider, self.model, messages, schema)
         hit = self.store.cache_get(key)

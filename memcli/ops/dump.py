@@ -16,7 +16,7 @@ Node and edge records carry every column of their table, so attributes that late
 migrations add travel without a format change; an import refuses a record with a field its
 store has no column for (it would be lost), and a format number above its own. The
 end record is how a cut-short file is told from a whole one. Word records name the words of
-the space's turns that have a vector (memcli.store.sqlite.words), so an import embeds those and
+the space's turns that have a vector (memcli.store.words), so an import embeds those and
 no others and the copy finds the same related words. Format 1 (read as well) had no word
 records and format 2 wrote them only with the vectors: an import of those embeds every word.
 Forgotten records (format 3) carry the space's tombstones (memcli.store.sqlite.forgotten): content

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import InvalidInput
-from memcli.store.sqlite.base import now_iso
-from memcli.store.sqlite.prune import next_bridges, support_pairs
+from memcli.store.base import now_iso
+from memcli.store.prune import next_bridges, support_pairs
 
 if TYPE_CHECKING:
     from memcli.ops.dump import Dump
@@ -157,7 +157,7 @@ def _forgotten_turns(store: Store, space: str, dump: Dump, plan: Plan) -> set[in
 
 
 def _resting_only_on(dump: Dump, gone: set[int]) -> set[int]:
-    """The dump's derived nodes left without support without `gone` (memcli.store.sqlite.prune)."""
+    """The dump's derived nodes left without support without `gone` (memcli.store.prune)."""
     kinds = {row: node["kind"] for row, node in dump.nodes.items()}
     ends = ((e["src"], e["dst"], e["type"], kinds[e["src"]], kinds[e["dst"]]) for e in dump.edges)
     support: dict[int, set[int]] = defaultdict(set)

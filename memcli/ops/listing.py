@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from memcli.dates import as_utc, parse_iso
 from memcli.errors import UsageError, did_you_mean
 from memcli.models import KIND_PREFIX, Node
-from memcli.store.sqlite.listing import NodeFilter
+from memcli.store.listing import NodeFilter
 
 if TYPE_CHECKING:
     from memcli.ops.base import MemoryBase

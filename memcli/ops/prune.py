@@ -8,7 +8,7 @@ combine with OR. Two families:
 
 With only episode selectors the picked episodes go. With both, the picked nodes go when they
 are among those episodes or derived from them ("superseded facts from session X"). Whatever
-goes, every derived node left without support goes too (see memcli.store.sqlite.prune).
+goes, every derived node left without support goes too (see memcli.store.prune).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ class ReindexReport(TypedDict):
     embedding: str  # provider:model now recorded in the store
     dim: int | None
     text_rows: int  # full-text rows of CJK text split again
-    words: int  # words of turns embedded again (memcli.store.sqlite.words)
+    words: int  # words of turns embedded again (memcli.store.words)
     seconds: float
 
 

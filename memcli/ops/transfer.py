@@ -22,7 +22,7 @@ from memcli.ops import dump as fmt
 from memcli.ops.entity import restore_profiles
 from memcli.ops.import_plan import Plan, edge_rows, make_plan, node_rows
 from memcli.progress import NoProgress, Progress
-from memcli.store.sqlite.base import chunked, now_iso
+from memcli.store.base import chunked, now_iso
 
 if TYPE_CHECKING:
     from memcli.ops.base import MemoryBase

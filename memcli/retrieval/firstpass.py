@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from memcli.retrieval.params import FirstPassParams
 from memcli.retrieval.related import related_words
-from memcli.store.sqlite.vectors import KNN_MAX
+from memcli.store.search import KNN_MAX
 
 if TYPE_CHECKING:
     from memcli.retrieval import SearchContext

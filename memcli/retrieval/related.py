@@ -3,7 +3,7 @@
 A question and the turn that answers it often name one thing in different words ("which
 doctor did he see?" / "the physician said to rest"), and BM25 matches a word only up to
 its stem. So each content word of the question is looked up among the words of the
-space's turns (memcli.store.sqlite.words, embedded by consolidation), and its `related_words`
+space's turns (memcli.store.words, embedded by consolidation), and its `related_words`
 nearest words whose cosine reaches `related_similarity` are searched as well, in a second
 full-text query whose BM25 is a signal of its own (memcli.retrieval.firstpass). Left
 out: inflections of the question's own words (the stemmer already matches them), and

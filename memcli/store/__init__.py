@@ -11,8 +11,8 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from memcli.store.sqlite import SqliteStore, open_sqlite_store
-from memcli.store.sqlite.work import CONSOLIDATION_LOCK
 from memcli.store.target import file_path, is_url
+from memcli.store.work import CONSOLIDATION_LOCK
 
 if TYPE_CHECKING:
     from memcli.store.interface import Store

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from memcli.models import Edge, Node
-    from memcli.store.sqlite.listing import NodeFilter
-    from memcli.store.sqlite.read_cache import EdgeRow
-    from memcli.store.sqlite.words import Matrix
-    from memcli.store.sqlite.work import CachedReply
+    from memcli.store.edges import EdgeRow
+    from memcli.store.listing import NodeFilter
+    from memcli.store.words import Matrix
+    from memcli.store.work import CachedReply
 
 
 class Store(Protocol):

@@ -340,7 +340,7 @@ def _coordination(
 ) -> tuple[dict[int, float], dict[int, float]]:
     """The share of the question's distinct content words (crudely stemmed) a memory's
     text holds: plain, and weighted by each word's idf."""
-    from memcli.store.sqlite.fts import query_terms
+    from memcli.store.search import query_terms
 
     terms = {_stem(t) for t in query_terms(found.fp.query)}
     if not terms:
@@ -361,7 +361,7 @@ def _coordination(
 
 def _keyword_cosine(ctx: SearchContext, found: Relevance, ids: list[int]) -> dict[int, float]:
     """Cosine with the embedding of the question's content words alone."""
-    from memcli.store.sqlite.fts import query_terms
+    from memcli.store.search import query_terms
 
     if ctx.embedder is None:
         return {}
@@ -407,7 +407,7 @@ def _around(
 
 def _priors(found: Relevance, ids: list[int]) -> dict[int, tuple[float, float, float]]:
     """(log words, asks, log of the question's content words) per memory."""
-    from memcli.store.sqlite.fts import query_terms
+    from memcli.store.search import query_terms
 
     terms = float(np.log1p(len(query_terms(found.signals.question))))
     out = {}

@@ -27,7 +27,6 @@ READ_ONLY_FIX = (
     "may write memcli's tables, to the primary server rather than a standby"
 )
 WRITE_LOCK = "write"
-CONSOLIDATION_LOCK = "consolidate"
 MIGRATION_LOCK = "migrate"
 
 

@@ -7,9 +7,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from memcli.models import Edge
+from memcli.store.base import now_iso
+from memcli.store.edges import EdgeRow, edge_row
 from memcli.store.pg.base import PgBase
-from memcli.store.sqlite.base import now_iso
-from memcli.store.sqlite.read_cache import EdgeRow, edge_row
 
 # One statement for a batch; a repeated (src, dst, type) keeps the first edge's weight.
 _INSERT = (

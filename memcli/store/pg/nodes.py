@@ -8,12 +8,11 @@ from typing import Any
 
 from memcli.errors import NodeNotFound
 from memcli.models import Node, node_public_id, parse_node_id, typed_node_id
+from memcli.store.base import now_iso
+from memcli.store.edges import FROM_ORIGIN, TOWARDS_ORIGIN
+from memcli.store.nodes import NODE_COLUMNS, NODE_FIELDS, row_to_node
 from memcli.store.pg.text import FullText
 from memcli.store.pg.vectors import Vectors
-from memcli.store.sqlite.base import now_iso
-from memcli.store.sqlite.nodes import NODE_FIELDS, row_to_node
-from memcli.store.sqlite.provenance import FROM_ORIGIN, TOWARDS_ORIGIN
-from memcli.store.sqlite.sql import NODE_COLUMNS
 
 # Each row in one statement, from one array per column; a keyed row already stored (by
 # another writer, or twice in one batch) is skipped by the unique index, not by a lookup.

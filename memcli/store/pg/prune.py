@@ -1,4 +1,4 @@
-"""Forgetting in Postgres: selection, the provenance cascade (memcli.store.sqlite.prune explains
+"""Forgetting in Postgres: selection, the provenance cascade (memcli.store.prune explains
 the rules, shared here), tombstones of forgotten turns, and scrubbing the tables."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from memcli.models import Edge
+from memcli.store.base import now_iso
 from memcli.store.pg.nodes import Nodes
-from memcli.store.sqlite.base import now_iso
-from memcli.store.sqlite.prune import Cascade, next_bridges, support_pairs
+from memcli.store.prune import Cascade, next_bridges, support_pairs
 
 _SUPPORT = (
     "SELECT e.src, e.dst, e.type, a.kind, b.kind FROM edges e"

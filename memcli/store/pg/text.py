@@ -2,7 +2,7 @@
 
 A node's full-text row holds a `tsvector` of stems, each position labelled with the part of
 the row it came from (A: the text, B: the speaker, C: a turn's context, the opening words of
-the turns before it; memcli.store.sqlite.fts explains why). memcli splits words as FTS5's unicode61
+the turns before it; memcli.store.search explains why). memcli splits words as FTS5's unicode61
 tokenizer does (letters and digits, case and diacritics folded, each CJK character a word,
 and CJK character pairs as extra terms, which the SQLite store searches as phrases) and
 stems them with Postgres' English Snowball stemmer; it builds the tsvector itself, so the
@@ -27,7 +27,7 @@ from memcli.store.pg.schema import CONTEXT_WEIGHT as C
 from memcli.store.pg.schema import SPEAKER_WEIGHT as B
 from memcli.store.pg.schema import TEXT_WEIGHT as A
 from memcli.store.pg.words import Words, count_words
-from memcli.store.sqlite.fts import (
+from memcli.store.search import (
     CJK_CLASS,
     CONTEXT_TURNS,
     CONTEXT_WEIGHT,

@@ -8,11 +8,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from memcli.models import Node
+from memcli.store.listing import ORGANISER_KINDS, NodeFilter
+from memcli.store.nodes import NODE_COLUMNS, row_to_node
 from memcli.store.pg.edges import Edges
 from memcli.store.pg.prune import Pruning, session_test
-from memcli.store.sqlite.listing import ORGANISER_KINDS, NodeFilter
-from memcli.store.sqlite.nodes import row_to_node
-from memcli.store.sqlite.sql import NODE_COLUMNS
 
 _NOT_EXPORTED = {"nodes": ("space",), "edges": ("space", "id")}
 # A memory's date: its own time, else when it was stored; text that is no date gives NULL.

@@ -22,7 +22,7 @@ from memcli.errors import DatabaseError
 from memcli.store.pg import schema
 from memcli.store.pg.base import PgBase
 from memcli.store.pg.connect import driver, here, lock_key
-from memcli.store.sqlite.vectors import KNN_MAX
+from memcli.store.search import KNN_MAX
 
 # Past this many vectors an exact scan costs more than pgvector's HNSW search by enough to
 # accept its approximation (docs/postgres.md, "Measured": at 50,000 MiniLM vectors 88 ms

@@ -1,4 +1,4 @@
-"""The words of each space's turns, counted and embedded (as memcli.store.sqlite.words explains)."""
+"""The words of each space's turns, counted and embedded (as memcli.store.words explains)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from memcli.store.pg.base import PgBase
-from memcli.store.sqlite.words import Matrix, word_counts
+from memcli.store.words import Matrix, word_counts
 
 EPOCH_KEY = "words.epoch"  # renewed by every write of word vectors
 _ADD = (

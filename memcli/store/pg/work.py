@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from memcli.errors import DatabaseError
+from memcli.store.base import now_iso
 from memcli.store.pg.base import PgBase
-from memcli.store.pg.connect import CONSOLIDATION_LOCK, lock_key
-from memcli.store.sqlite.base import now_iso
-from memcli.store.sqlite.work import RUN_COUNTERS, CachedReply
+from memcli.store.pg.connect import lock_key
+from memcli.store.work import CONSOLIDATION_LOCK, RUN_COUNTERS, CachedReply
 
 
 def _dicts(cur: Any) -> list[dict[str, Any]]:

@@ -4,9 +4,8 @@ transactions and the `meta` key-value table."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,17 +20,6 @@ if TYPE_CHECKING:
     from sqlite_utils.db import Table
 
 S = TypeVar("S", bound="StoreBase")
-
-
-def now_iso() -> str:
-    """The current UTC time, to the second, ISO 8601."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def chunked(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
-    """Slices of at most `size` items."""
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 class StoreBase:

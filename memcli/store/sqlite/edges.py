@@ -7,9 +7,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from memcli.models import Edge
+from memcli.store.base import chunked, now_iso
+from memcli.store.edges import EdgeRow, edge_row
 from memcli.store.sqlite import sql
-from memcli.store.sqlite.base import StoreBase, chunked, now_iso
-from memcli.store.sqlite.read_cache import EdgeRow, edge_row
+from memcli.store.sqlite.base import StoreBase
 
 _INSERT = sql.insert(
     "edges", ("space", "src", "dst", "type", "weight", "props", "created_at"), "IGNORE"

@@ -15,8 +15,9 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from memcli.store.base import chunked, now_iso
 from memcli.store.sqlite import sql
-from memcli.store.sqlite.base import StoreBase, chunked, now_iso
+from memcli.store.sqlite.base import StoreBase
 
 _ADD = sql.insert("forgotten", ("space", "key", "forgotten_at"), "IGNORE")
 _AMONG = f"space = ? AND {sql.in_json('key')}"

@@ -1,24 +1,21 @@
-"""Browsing a space's nodes with filters, newest first (memories before the topic segments,
-concepts and entities that index them), a page at a time (`memcli list`)."""
+"""Browsing a space's nodes with filters in SQLite, newest first (memories before the topic
+segments, concepts and entities that index them), a page at a time (`memcli list`)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from memcli.models import Node
+from memcli.store.listing import ORGANISER_KINDS, NodeFilter, is_glob
+from memcli.store.nodes import row_to_node
 from memcli.store.sqlite import sql
-from memcli.store.sqlite.nodes import Nodes, row_to_node
+from memcli.store.sqlite.nodes import Nodes
 
 # A memory's date for sorting and --since/--until: its own timestamp, else when it was
 # stored. SQLite's datetime() reads both ISO forms (with or without an offset) as UTC.
 _WHEN = "datetime(COALESCE(timestamp, created_at))"
-# What indexes the memories (topic segments, concepts, entities) comes after what was said
-# and concluded: made at consolidation and mostly undated, it would otherwise fill the first
-# pages of every consolidated store ahead of the conversation itself.
-ORGANISER_KINDS = ("segment", "concept", "entity")
 _ORDER = f"kind IN {ORGANISER_KINDS!r} ASC, {_WHEN} DESC, id DESC"
 _CONTAINS = "memcli_contains"  # a case-insensitive substring test registered per connection
 
@@ -27,42 +24,27 @@ def _contains(text: str | None, needle: str) -> bool:
     return text is not None and needle in text.casefold()
 
 
-@dataclass(frozen=True)
-class NodeFilter:
-    """Which nodes of a space to list; every given condition must hold."""
-
-    kinds: tuple[str, ...] = ()
-    sessions: tuple[str, ...] = ()  # names or globs (*, ?, [...])
-    source_ids: tuple[int, ...] | None = None  # episodes ingested from these sources
-    since: str | None = None  # ISO date-time in UTC, inclusive
-    until: str | None = None  # ISO date-time in UTC, exclusive
-    grep: str | None = None  # text contains this, ignoring case
-
-    def where(self, space: str) -> tuple[str, list[Any]]:
-        """The SQL condition and its arguments."""
-        parts, args = ["space = ?"], [space]
-        if self.kinds:
-            parts.append(sql.in_json("kind"))
-            args.append(json.dumps(list(self.kinds)))
-        if self.sessions:
-            tests = ["session GLOB ?" if _is_glob(s) else "session = ?" for s in self.sessions]
-            parts.append(f"({' OR '.join(tests)})")
-            args.extend(self.sessions)
-        if self.source_ids is not None:
-            parts.append(sql.EPISODES_OF_SOURCES)
-            args.append(json.dumps(list(self.source_ids)))
-        for value, test in ((self.since, ">="), (self.until, "<")):
-            if value is not None:
-                parts.append(f"{_WHEN} {test} datetime(?)")
-                args.append(value)
-        if self.grep:
-            parts.append(f"{_CONTAINS}(text, ?)")
-            args.append(self.grep.casefold())
-        return " AND ".join(parts), args
-
-
-def _is_glob(pattern: str) -> bool:
-    return any(ch in pattern for ch in "*?[")
+def node_condition(space: str, f: NodeFilter) -> tuple[str, list[Any]]:
+    """The SQL condition a NodeFilter sets, and its arguments."""
+    parts, args = ["space = ?"], [space]
+    if f.kinds:
+        parts.append(sql.in_json("kind"))
+        args.append(json.dumps(list(f.kinds)))
+    if f.sessions:
+        tests = ["session GLOB ?" if is_glob(s) else "session = ?" for s in f.sessions]
+        parts.append(f"({' OR '.join(tests)})")
+        args.extend(f.sessions)
+    if f.source_ids is not None:
+        parts.append(sql.EPISODES_OF_SOURCES)
+        args.append(json.dumps(list(f.source_ids)))
+    for value, test in ((f.since, ">="), (f.until, "<")):
+        if value is not None:
+            parts.append(f"{_WHEN} {test} datetime(?)")
+            args.append(value)
+    if f.grep:
+        parts.append(f"{_CONTAINS}(text, ?)")
+        args.append(f.grep.casefold())
+    return " AND ".join(parts), args
 
 
 class Listing(Nodes):
@@ -80,7 +62,7 @@ class Listing(Nodes):
     ) -> tuple[list[Node], int]:
         """One page of the matching nodes, newest first, and how many match in all."""
         self._register_contains()
-        condition, args = where.where(space)
+        condition, args = node_condition(space, where)
         page = f"{sql.nodes_where(condition, _ORDER)} LIMIT ? OFFSET ?"
         with self.reading():
             total = self.table("nodes").count_where(condition, args)
@@ -109,7 +91,7 @@ class Listing(Nodes):
         """Those of the session names (or globs) that match no node in the space."""
         missing = []
         for pattern in patterns:
-            op = "GLOB" if _is_glob(pattern) else "="
+            op = "GLOB" if is_glob(pattern) else "="
             if not self.table("nodes").count_where(
                 f"space = ? AND session {op} ?", [space, pattern]
             ):

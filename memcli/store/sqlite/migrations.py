@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import DatabaseError
+from memcli.store.base import now_iso
 from memcli.store.sqlite import ddl, search_tables, sql
-from memcli.store.sqlite.base import now_iso
 from memcli.store.sqlite.db import transaction, wrap
 
 if TYPE_CHECKING:

@@ -8,36 +8,16 @@ from typing import Any
 
 from memcli.errors import NodeNotFound
 from memcli.models import Node, parse_node_id, typed_node_id
+from memcli.store.base import chunked, now_iso
+from memcli.store.nodes import NODE_FIELDS, row_to_node
 from memcli.store.sqlite import provenance, sql
-from memcli.store.sqlite.base import chunked, now_iso
 from memcli.store.sqlite.fts import FullText
 from memcli.store.sqlite.vectors import Vectors
 from memcli.store.sqlite.words import Words
 
-# The columns a new node may set besides its space, kind and text.
-NODE_FIELDS = ("speaker", "session", "seq", "timestamp", "ref", "belief", "status", "key")
 _INSERT = sql.insert("nodes", ("id", "space", "kind", "text", *NODE_FIELDS, "props", "created_at"))
 _BY_ID = sql.in_json("id")
 _LINK = sql.insert("node_sources", ("node", "source"), "IGNORE")
-
-
-def row_to_node(row: Sequence[Any]) -> Node:
-    """Build a Node from a row selected with sql.NODE_COLUMNS."""
-    return Node(
-        id=row[0],
-        kind=row[1],
-        space=row[2],
-        text=row[3],
-        speaker=row[4],
-        session=row[5],
-        seq=row[6],
-        timestamp=row[7],
-        ref=row[8],
-        belief=row[9],
-        status=row[10],
-        props=json.loads(row[11]) if row[11] else {},
-        created_at=row[12],
-    )
 
 
 def _ids(values: Iterable[int | str]) -> str:

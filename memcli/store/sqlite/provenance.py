@@ -6,11 +6,8 @@ import json
 from typing import Any
 
 from memcli.models import node_public_id
+from memcli.store.edges import FROM_ORIGIN, TOWARDS_ORIGIN
 from memcli.store.sqlite import sql
-
-# Edges whose direction is derived -> origin, and those whose direction is origin -> derived.
-TOWARDS_ORIGIN = ("DERIVED_FROM", "DERIVED_FROM_FACT")
-FROM_ORIGIN = ("PART_OF", "HAS_CONCEPT", "MENTIONS")
 
 _WALK = sql.provenance_walk(TOWARDS_ORIGIN, FROM_ORIGIN)
 _TOPICS = sql.topic_walk(TOWARDS_ORIGIN)

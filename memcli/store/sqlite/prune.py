@@ -1,118 +1,24 @@
-"""Forgetting: selecting what to remove, the provenance cascade, and scrubbing the file.
-
-A derived node lives as long as something it was derived from lives ("support"):
-
-| kind | supported by |
-|---|---|
-| segment | an episode with a PART_OF edge into it |
-| fact | a node its DERIVED_FROM edges point at (episodes) |
-| reflection | a node its DERIVED_FROM_FACT edges point at (facts) |
-| concept, entity | any node of another kind it shares an edge with |
-
-Episodes are never removed by the cascade, only by being selected. Concepts and entities
-count only edges to other kinds, so two entities joined by nothing but a RELATION edge go
-together once the episodes that mention them are gone.
-"""
+"""Forgetting in SQLite: selecting what to remove, the provenance cascade (memcli.store.prune
+gives its rules), and scrubbing the file."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from memcli.errors import DatabaseError, DiskFull
 from memcli.models import Edge
+from memcli.store.listing import is_glob
+from memcli.store.prune import Cascade, next_bridges, support_pairs
 from memcli.store.sqlite import sql
 from memcli.store.sqlite.db import disk_full, sqlite_module
 from memcli.store.sqlite.nodes import Nodes
-
-# Edge types whose source end is the derived node and whose target is what it came from.
-DERIVED_TO_ORIGIN = ("DERIVED_FROM", "DERIVED_FROM_FACT")
-# Edge types whose target end is the derived node.
-ORIGIN_TO_DERIVED = ("PART_OF",)
-# Kinds kept alive by any edge to a node of another kind.
-HUB_KINDS = ("concept", "entity")
 
 
 def _ids(values: Iterable[int]) -> str:
     """A JSON array of ids, bound once and expanded by `json_each` (no parameter limit)."""
     return json.dumps(sorted(set(values)))
-
-
-def support_pairs(rows: Iterable[tuple[int, int, str, str, str]]) -> Iterator[tuple[int, int]]:
-    """(derived, supporter) pairs from (src, dst, type, src kind, dst kind) edge rows."""
-    for src, dst, typ, src_kind, dst_kind in rows:
-        if typ in DERIVED_TO_ORIGIN and src_kind != "episode":
-            yield src, dst
-        elif typ in ORIGIN_TO_DERIVED and dst_kind != "episode":
-            yield dst, src
-        else:
-            if dst_kind in HUB_KINDS and src_kind != dst_kind:
-                yield dst, src
-            if src_kind in HUB_KINDS and src_kind != dst_kind:
-                yield src, dst
-
-
-def next_bridges(nxt: dict[int, int], removed: set[int]) -> list[tuple[int, int]]:
-    """(src, dst) NEXT links that join a chain (src -> its next) across removed links."""
-    bridges = []
-    for src, dst in nxt.items():
-        if src in removed or dst not in removed:
-            continue
-        while dst in removed and dst in nxt:
-            dst = nxt[dst]
-        if dst not in removed:
-            bridges.append((src, dst))
-    return bridges
-
-
-# Kinds that are derived from something and live only while it does.
-DERIVED_KINDS = ("segment", "fact", "reflection", "concept", "entity")
-
-
-class Cascade:
-    """What goes with a removal: the cascade over support pairs, the same for every
-    backend. A store provides `_support` ((derived, supporter) pairs over the edges
-    touching some nodes), `kinds_of` and `select_nodes`."""
-
-    if TYPE_CHECKING:
-
-        def _support(self, node_ids: Iterable[int]) -> list[tuple[int, int]]: ...
-        def kinds_of(self, node_ids: Sequence[int]) -> dict[int, str]: ...
-        def select_nodes(self, space: str, *, kinds: Iterable[str] | None = None) -> set[int]: ...
-
-    def derived_from(self, origin_ids: Iterable[int]) -> set[int]:
-        """Every node derived, directly or through other derived nodes, from the origins."""
-        found: set[int] = set()
-        frontier = set(origin_ids)
-        while frontier:
-            children = {d for d, s in self._support(frontier) if s in frontier} - found
-            found |= children
-            frontier = children
-        return found
-
-    def _unsupported(self, candidates: set[int], gone: set[int]) -> set[int]:
-        """The candidates (derived nodes) left with no supporter outside `gone`."""
-        kinds = self.kinds_of(sorted(candidates))
-        derived = {n for n, kind in kinds.items() if kind != "episode"}
-        alive = {d for d, s in self._support(derived) if d in derived and s not in gone}
-        return derived - alive
-
-    def cascade(self, removed: Iterable[int]) -> set[int]:
-        """`removed` plus every derived node that would be left without support."""
-        gone = set(removed)
-        frontier = set(gone)
-        while frontier:
-            touched = {d for d, s in self._support(frontier) if s in frontier} - gone
-            lost = self._unsupported(touched, gone)
-            gone |= lost
-            frontier = lost
-        return gone
-
-    def orphans(self, space: str) -> set[int]:
-        """Derived nodes of a space without any support now (after a crash or an old bug),
-        and whatever depends only on them."""
-        return self.cascade(self._unsupported(self.select_nodes(space, kinds=DERIVED_KINDS), set()))
 
 
 class Pruning(Nodes, Cascade):
@@ -136,7 +42,7 @@ class Pruning(Nodes, Cascade):
             args.append(_ids(source_ids))
         if sessions is not None:
             patterns = list(sessions)
-            tests = ["session GLOB ?" if _is_glob(p) else "session = ?" for p in patterns]
+            tests = ["session GLOB ?" if is_glob(p) else "session = ?" for p in patterns]
             where += f" AND ({' OR '.join(tests) or '0'})"
             args.extend(patterns)
         rows = self.table("nodes").rows_where(where, args, select="id, timestamp")
@@ -144,7 +50,7 @@ class Pruning(Nodes, Cascade):
 
     def sessions_matching(self, space: str, pattern: str) -> int:
         """How many episodes a session name (or glob) matches in a space."""
-        op = "GLOB" if _is_glob(pattern) else "="
+        op = "GLOB" if is_glob(pattern) else "="
         where = f"space = ? AND kind = 'episode' AND session {op} ?"
         return self.table("nodes").count_where(where, [space, pattern])
 
@@ -269,7 +175,3 @@ class Pruning(Nodes, Cascade):
                 fix="run `memcli prune --vacuum --yes` again once other memcli processes finish",
             ) from None
         return int(busy) == 0
-
-
-def _is_glob(pattern: str) -> bool:
-    return any(ch in pattern for ch in "*?[")

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from memcli.store.edges import EdgeRow, edge_row
 from memcli.store.sqlite import sql
 
 #: Past this many cached node rows, edge rows, or kinds, degrees or segment lists,
@@ -30,17 +31,10 @@ ROW_LIMIT = 50_000
 EDGE_LIMIT = 500_000
 KEY_LIMIT = 250_000
 
-EdgeRow = tuple[int, int, str, float]
-
 
 def file_stamp(conn: Any) -> tuple[int, int]:
     """Moves whenever any connection commits to the file or this one writes."""
     return int(conn.execute(sql.DATA_VERSION).fetchone()[0]), int(conn.total_changes)
-
-
-def edge_row(row: Sequence[Any]) -> EdgeRow:
-    src, dst, typ, weight = row
-    return (int(src), int(dst), typ, float(weight))
 
 
 class ReadCache:

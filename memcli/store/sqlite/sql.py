@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memcli.store.nodes import NODE_COLUMNS
 from memcli.store.sqlite import ddl
 
 # -- connection and transactions ---------------------------------------------------------
@@ -175,14 +176,9 @@ def in_params(prefix: str, count: int) -> str:
 
 # -- nodes -------------------------------------------------------------------------------
 
+
 # Read on every question and consolidation unit (through rows_where nodes_by_ids was ~1.5x
 # and kinds_of ~2x slower).
-NODE_COLUMNS = (
-    "id, kind, space, text, speaker, session, seq, timestamp, ref, belief, status, props,"
-    " created_at"
-)
-
-
 def nodes_where(where: str, order_by: str | None = None) -> str:
     """NODE_COLUMNS of the nodes meeting `where`, optionally sorted."""
     order = f" ORDER BY {order_by}" if order_by else ""

@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from memcli.store.base import chunked
 from memcli.store.sqlite import sql
-from memcli.store.sqlite.base import chunked
 from memcli.store.sqlite.edges import Edges
 from memcli.store.sqlite.nodes import Nodes
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memcli.errors import DatabaseError
+from memcli.store.search import KNN_MAX
 from memcli.store.sqlite import search_tables, sql
 from memcli.store.sqlite.base import StoreBase
 from memcli.store.sqlite.vector_index import EPOCH_KEY, MAX_ID_KEY, VectorIndex, shared_index
@@ -24,8 +25,6 @@ def to_blob(vector: Any) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
-# sqlite-vec answers at most this many nearest neighbours per query.
-KNN_MAX = 4096
 # Below this many vectors sqlite-vec's scan is as fast as the in-process index (about 2 ms).
 SCAN_BELOW = 5000
 

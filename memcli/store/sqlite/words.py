@@ -1,36 +1,16 @@
-"""The words of each space's turns, for finding related words (memcli.retrieval.related).
-
-A question and the turn that answers it often name one thing in different words ("doctor"
-and "physician", "car" and "vehicle"). The `words` table counts, per space,
-how many turns hold each word (`memcli.text.vocabulary_words`), in step with the full-text
-index: a turn indexed adds its words, a turn removed takes them away, and a word that no
-turn holds any more is deleted with its vector, so a forgotten turn leaves none of its
-words behind. Consolidation embeds the words that have no vector yet (memcli.consolidate.
-words); retrieval reads a space's embedded words as one matrix, kept for as long as the
-file stays the same.
-"""
+"""The words of each space's turns in SQLite: counted, embedded, read as one matrix
+(memcli.store.words says what they are for)."""
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memcli.store.sqlite import sql
 from memcli.store.sqlite.base import StoreBase
 from memcli.store.sqlite.read_cache import file_stamp
-from memcli.text import vocabulary_words
-
-Matrix = tuple[list[str], Any]  # words, and their vectors as rows (None: no vectors)
-
-
-def word_counts(texts: Iterable[str]) -> Counter[str]:
-    """How many of the texts hold each word (memcli.text.vocabulary_words)."""
-    counts: Counter[str] = Counter()
-    for text in texts:
-        counts.update(vocabulary_words(text))
-    return counts
+from memcli.store.words import Matrix, word_counts
 
 
 def count_words(conn: Any, space: str, texts: Iterable[str], step: int) -> None:

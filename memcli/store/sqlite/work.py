@@ -1,4 +1,5 @@
-"""Bookkeeping for consolidation: the LLM cache, runs, per-stage progress marks and locks."""
+"""Bookkeeping for consolidation in SQLite: the LLM cache, runs, per-stage progress marks
+and locks."""
 
 from __future__ import annotations
 
@@ -6,26 +7,15 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memcli.errors import DatabaseError
+from memcli.store.base import now_iso
 from memcli.store.sqlite import sql
-from memcli.store.sqlite.base import StoreBase, now_iso
-
-# Counters a run accumulates; they mirror columns of the `runs` table.
-RUN_COUNTERS = (
-    "items",
-    "nodes",
-    "edges",
-    "llm_calls",
-    "cache_hits",
-    "prompt_tokens",
-    "completion_tokens",
-    "failures",
-)
+from memcli.store.sqlite.base import StoreBase
+from memcli.store.work import CONSOLIDATION_LOCK, RUN_COUNTERS, CachedReply
 
 # Written once per unit of consolidation work: kept to one statement each.
 _MARK = sql.insert("processed", ("space", "stage", "node"), "IGNORE")
@@ -35,22 +25,12 @@ _FAILED = (
 )
 _FAILED_RUNS = f"SELECT node, runs FROM unit_failures WHERE stage = ? AND {sql.in_json('node')}"
 
-# Held by a consolidation run, and by prune (which must not remove episodes under it).
-CONSOLIDATION_LOCK = "consolidate"
-
 
 def _host() -> str:
     """This machine's name, as a lock records it (socket is imported only for locks)."""
     import socket
 
     return socket.gethostname()
-
-
-@dataclass
-class CachedReply:
-    response: str
-    prompt_tokens: int
-    completion_tokens: int
 
 
 UNLOCK_COMMAND = "memcli consolidate --unlock"

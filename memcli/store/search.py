@@ -1,0 +1,88 @@
+"""What both backends' searches share: how text becomes search terms (CJK text included),
+the context a turn is indexed with, and how many neighbours a vector search gives at most."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from collections.abc import Iterable
+
+from memcli.text import STOPWORDS, words
+
+# A turn is indexed with the opening words of the turns just before it in its session, in a
+# column of its own searched at a lower weight. In a conversation a turn often names what it
+# is about only by a pronoun ("It starts first time now." after "the garage replaced the
+# van's battery"), or answers a question it does not repeat; its context carries those words.
+# Measured on both dev sets (2 turns x 30 words, weight 0.3; docs/retrieval.md, "Turn context"):
+# flat BM25 61.2 -> 73.3 on LoCoMo, 38.1 -> 38.3 on beam-dev; hybrid 79.3 -> 80.8 and
+# 52.5 -> 54.0. The flat region was wide (1-3 turns, 15-60 words, weight 0.3-0.6).
+CONTEXT_TURNS = 2
+CONTEXT_WORDS = 30
+CONTEXT_WEIGHT = 0.3
+
+# Chinese and Japanese write words without spaces between them (Korean spaces phrases, not
+# words), so unicode61 would index a whole clause as one token that no query matches. Each
+# such character is indexed as a token of its own, and a query asks for its runs' adjacent
+# pairs (bigrams, as phrases): the usual way to search CJK text without a dictionary. Text
+# without these characters is indexed and queried exactly as before.
+# Compiling a class of these ranges costs about a millisecond each, so the patterns are
+# compiled when a text first holds a character outside ASCII, not when a command starts.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+CJK_CLASS = f"[{_CJK}]"
+
+
+@functools.cache
+def _pattern(source: str) -> re.Pattern[str]:
+    return re.compile(source)
+
+
+def has_cjk(text: str) -> bool:
+    """Whether the text holds a Chinese, Japanese or Korean character."""
+    return not text.isascii() and _pattern(CJK_CLASS).search(text) is not None
+
+
+def indexed_text(text: str) -> str:
+    """Node text as the full-text index holds it: each CJK character a word of its own."""
+    return _pattern(f"({CJK_CLASS})").sub(r" \1 ", text) if has_cjk(text) else text
+
+
+def _terms(word: str) -> list[str]:
+    """A query word's search terms: itself, or for CJK runs inside it their bigrams."""
+    if not has_cjk(word):
+        return [word]
+    terms: list[str] = []
+    for run in _pattern(f"{CJK_CLASS}+|[^{_CJK}]+").findall(word):
+        if not has_cjk(run) or len(run) == 1:
+            terms.append(run)
+        else:
+            terms += [f"{a} {b}" for a, b in itertools.pairwise(run)]
+    return terms
+
+
+def query_terms(text: str) -> list[str]:
+    """The search terms of a question: every distinct content word (for CJK text, its
+    character pairs, as two words with a space between them), in order."""
+    found = words(text)
+    seen = dict.fromkeys(w for w in found if w not in STOPWORDS and len(w) > 1)
+    if not seen:
+        seen = dict.fromkeys(w for w in found if len(w) > 1 or has_cjk(w))
+    return list(dict.fromkeys(t for w in seen for t in _terms(w)))
+
+
+def cjk_rows(
+    rows: Iterable[tuple[int, str, str, str, str | None]],
+) -> dict[str, list[tuple[int, str, str, str | None]]]:
+    """Of (id, space, kind, text, speaker) rows, those whose text holds CJK characters, as
+    (id, kind, text, speaker) by space: what a store indexed before CJK text was split into
+    words indexes again."""
+    by_space: dict[str, list[tuple[int, str, str, str | None]]] = {}
+    for node_id, space, kind, text, speaker in rows:
+        if has_cjk(text):
+            by_space.setdefault(space, []).append((node_id, kind, text, speaker))
+    return by_space
+
+
+# A vector search answers at most this many nearest neighbours per query (sqlite-vec's
+# limit, which the Postgres store keeps too).
+KNN_MAX = 4096
