@@ -153,7 +153,7 @@ def test_processes_opening_a_new_store_at_once_migrate_it_once(pg_url: str) -> N
     assert [p.wait(timeout=120) for p in running] == [0, 0, 0, 0], [
         p.communicate()[1] for p in running
     ]
-    from memcli.store.pg.migrate import MIGRATIONS
+    from memcli.store.pg.migrations import MIGRATIONS
 
     with open_store(pg_url) as store:
         assert store.schema_version() == len(MIGRATIONS) == 4

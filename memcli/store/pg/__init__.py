@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from memcli.errors import DatabaseError, NotFound
 from memcli.store.pg.connect import connect, read_only_reason
-from memcli.store.pg.migrate import current_version, migrate, pending
+from memcli.store.pg.migrations import current_version, migrate, pending
 from memcli.store.pg.transfer import Transfer
 from memcli.store.pg.vectors import register_vector
 from memcli.store.pg.work import Work

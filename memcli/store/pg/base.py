@@ -18,7 +18,7 @@ from memcli.store.pg.connect import (
     read_snapshot,
     write_transaction,
 )
-from memcli.store.pg.migrate import current_version
+from memcli.store.pg.migrations import current_version
 from memcli.store.target import shown
 
 S = TypeVar("S", bound="PgBase")

@@ -1,8 +1,8 @@
-"""Numbered, append-only schema migrations. Never edit one that has shipped: add the next.
+"""The SQLite store's migrations, numbered and append-only (memcli.store.migrations runs
+them). Never edit one that has shipped: add the next.
 
-`PRAGMA user_version` counts the migrations a file has had. Each pending one runs in its own
-write transaction, which first checks the count again (another process may have migrated the
-file meanwhile), and leaves a `migration.<name>` row in `meta` with the time it ran.
+`PRAGMA user_version` counts the migrations a file has had; its write transactions are
+BEGIN IMMEDIATE, which take the file's write lock, so no further turn-taking is needed.
 
 A migration is a function of a sqlite-utils `Database`, so a new one creates or transforms
 tables with `db[name].create(...)`, `.add_column(...)`, `.transform(...)`. The first three
@@ -18,26 +18,23 @@ first, and cannot tell a file migrated by a newer memcli.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from memcli.errors import DatabaseError
-from memcli.store.base import now_iso
+from memcli.store import migrations as runner
+from memcli.store.migrations import Chain, Step, run_statements
 from memcli.store.sqlite import ddl, search_tables, sql
 from memcli.store.sqlite.db import transaction, wrap
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-Step = Callable[[Any], None]  # applied to a connection
-MIGRATIONS: list[tuple[str, Step]] = []
+MIGRATIONS: Chain = []
 
 
 def migration(fn: Callable[[Database], None]) -> Callable[[Database], None]:
     """Register `fn` as the next migration; its name must start with the next number."""
-    number = int(fn.__name__[1:4])
-    if number != len(MIGRATIONS) + 1:
-        raise RuntimeError(f"migration {fn.__name__} is out of order")
-    MIGRATIONS.append((fn.__name__, as_step(fn)))
+    runner.append(MIGRATIONS, fn.__name__, as_step(fn))
     return fn
 
 
@@ -46,41 +43,35 @@ def as_step(fn: Callable[[Database], None]) -> Step:
     return lambda conn: fn(wrap(conn))
 
 
-def run_statements(db: Database, statements: Sequence[str]) -> None:
-    """Run DDL statements one by one inside the caller's transaction."""
-    for statement in statements:
-        db.execute(statement)
-
-
 def current_version(conn: Any) -> int:
     """How many migrations this file has had applied."""
     return int(conn.execute(sql.USER_VERSION).fetchone()[0])
 
 
-def pending_migrations(conn: Any, migrations: Sequence[tuple[str, Step]] = MIGRATIONS) -> int:
+class _Ledger(runner.Ledger):
+    """The count in `PRAGMA user_version`, the stamps in `meta`."""
+
+    def version(self) -> int:
+        return current_version(self.conn)
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        return transaction(self.conn)
+
+    def set_version(self, number: int) -> None:
+        self.conn.execute(sql.SET_USER_VERSION.format(number))
+
+    def set_meta(self, key: str, value: str) -> None:
+        wrap(self.conn).table("meta").insert({"key": key, "value": value}, replace=True)
+
+
+def pending_migrations(conn: Any, chain: Sequence[tuple[str, Step]] = MIGRATIONS) -> int:
     """How many migrations the file has yet to have (0 for a newer file too)."""
-    return max(0, len(migrations) - current_version(conn))
+    return runner.pending(current_version(conn), chain)
 
 
-def migrate(conn: Any, migrations: Sequence[tuple[str, Step]] = MIGRATIONS) -> int:
+def migrate(conn: Any, chain: Sequence[tuple[str, Step]] = MIGRATIONS) -> int:
     """Apply every pending migration, each in its own transaction; return the new version."""
-    version = current_version(conn)
-    if version > len(migrations):
-        raise DatabaseError(
-            f"this database has schema version {version}, newer than this memcli "
-            f"understands ({len(migrations)})",
-            fix="upgrade memcli (pip install -U memcli)",
-        )
-    for number, (name, step) in enumerate(migrations[version:], start=version + 1):
-        with transaction(conn):
-            if current_version(conn) >= number:  # another process got there first
-                continue
-            step(conn)
-            conn.execute(sql.SET_USER_VERSION.format(number))
-            wrap(conn).table("meta").insert(
-                {"key": f"migration.{name}", "value": now_iso()}, replace=True
-            )
-    return len(migrations)
+    return runner.migrate(_Ledger(conn), chain)
 
 
 @migration

@@ -1,33 +1,32 @@
-"""Numbered, append-only migrations of the Postgres store. Never edit one that has shipped.
+"""The Postgres store's migrations, numbered and append-only (memcli.store.migrations runs
+them). Never edit one that has shipped: add the next.
 
 The count of applied migrations is `meta`'s `schema.version` (Postgres has no
-user_version). Each pending migration runs in its own transaction, under an advisory lock taken
-before it, after reading the count again: of several processes opening a new store at
-once, one migrates and the others find the work done. A `migration.<name>` row records when
-each ran, as in SQLite.
+user_version). The pending migrations run under an advisory lock taken before the first of
+them: of several processes opening a new store at once, one migrates and the others find
+the work done.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from memcli.errors import DatabaseError
+from memcli.store import migrations as runner
+from memcli.store.migrations import Chain, Step, run_statements
 from memcli.store.pg import schema
 from memcli.store.pg.connect import MIGRATION_LOCK, driver, here, lock_key
 from memcli.store.target import shown
 
-Step = Callable[[Any], None]  # applied to a connection inside its transaction
-MIGRATIONS: list[tuple[str, Step]] = []
+MIGRATIONS: Chain = []
 VERSION_KEY = "schema.version"
 
 
 def migration(fn: Step) -> Step:
     """Register `fn` as the next migration; its name must start with the next number."""
-    if int(fn.__name__[1:4]) != len(MIGRATIONS) + 1:
-        raise RuntimeError(f"migration {fn.__name__} is out of order")
-    MIGRATIONS.append((fn.__name__, fn))
+    runner.append(MIGRATIONS, fn.__name__, fn)
     return fn
 
 
@@ -54,50 +53,55 @@ def _foreign(url: str, what: str) -> DatabaseError:
     )
 
 
-def pending(conn: Any, url: str, migrations: Sequence[tuple[str, Step]] = MIGRATIONS) -> int:
-    """How many migrations the store has yet to have (0 for a newer store too)."""
-    return max(0, len(migrations) - current_version(conn, url))
+class _Ledger(runner.Ledger):
+    """The count and the stamps in `meta`; turns taken with an advisory lock."""
 
+    version_name = "memcli schema version"
+    upgrade = "pip install -U 'memcli[postgres]'"
 
-def migrate(
-    conn: Any, url: str, schema_name: str, migrations: Sequence[tuple[str, Step]] = MIGRATIONS
-) -> int:
-    """Apply every pending migration, each in its own transaction; the new version."""
-    version = current_version(conn, url)
-    if version > len(migrations):
-        raise DatabaseError(
-            f"this database has memcli schema version {version}, newer than this memcli "
-            f"understands ({len(migrations)})",
-            fix="upgrade memcli (pip install -U 'memcli[postgres]')",
-        )
-    if version == len(migrations):
-        return version
-    # Taken before each migration's transaction begins, not inside it: a transaction that
-    # waited for the lock would still see the catalog as it was when it began, without
-    # the tables the other process made meanwhile.
-    key = lock_key(schema_name, MIGRATION_LOCK)
-    conn.execute("SELECT pg_advisory_lock(%s)", (key,))
-    try:
-        for number, (name, step) in enumerate(migrations[version:], start=version + 1):
-            with conn.transaction():
-                if current_version(conn, url) >= number:  # another process got there first
-                    continue
-                step(conn)
-                _record(conn, number, name)
-    finally:
-        conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
-    return len(migrations)
+    def __init__(self, conn: Any, url: str, schema_name: str) -> None:
+        super().__init__(conn)
+        self.url, self.schema_name = url, schema_name
 
+    def version(self) -> int:
+        return current_version(self.conn, self.url)
 
-def _record(conn: Any, number: int, name: str) -> None:
-    """The new schema version, and when this migration ran."""
-    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    for key, value in ((VERSION_KEY, str(number)), (f"migration.{name}", stamp)):
-        conn.execute(
+    def transaction(self) -> AbstractContextManager[Any]:
+        return self.conn.transaction()
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        # Taken before each migration's transaction begins, not inside it: a transaction
+        # that waited for the lock would still see the catalog as it was when it began,
+        # without the tables the other process made meanwhile.
+        key = lock_key(self.schema_name, MIGRATION_LOCK)
+        self.conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+        try:
+            yield
+        finally:
+            self.conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+    def set_version(self, number: int) -> None:
+        self.set_meta(VERSION_KEY, str(number))
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
             "INSERT INTO meta (key, value) VALUES (%s, %s)"
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+
+def pending(conn: Any, url: str, chain: Sequence[tuple[str, Step]] = MIGRATIONS) -> int:
+    """How many migrations the store has yet to have (0 for a newer store too)."""
+    return runner.pending(current_version(conn, url), chain)
+
+
+def migrate(
+    conn: Any, url: str, schema_name: str, chain: Sequence[tuple[str, Step]] = MIGRATIONS
+) -> int:
+    """Apply every pending migration, each in its own transaction; the new version."""
+    return runner.migrate(_Ledger(conn, url, schema_name), chain)
 
 
 def _ensure_vector_extension(conn: Any) -> None:
@@ -117,31 +121,26 @@ def _ensure_vector_extension(conn: Any) -> None:
         ) from None
 
 
-def _run(conn: Any, statements: Sequence[str]) -> None:
-    for statement in statements:
-        conn.execute(statement)
-
-
 @migration
 def m001_initial(conn: Any) -> None:
     """Every table of the store as of memcli's SQLite schema version 7."""
     _ensure_vector_extension(conn)
-    _run(conn, schema.M001_INITIAL)
+    run_statements(conn, schema.M001_INITIAL)
 
 
 @migration
 def m002_unit_failures(conn: Any) -> None:
     """SQLite's m008: failed runs per stage and node, to give up a unit that always fails."""
-    _run(conn, schema.M002_UNIT_FAILURES)
+    run_statements(conn, schema.M002_UNIT_FAILURES)
 
 
 @migration
 def m003_speaker_index(conn: Any) -> None:
     """An index of the full-text rows by speaker, for looking a question's names up."""
-    _run(conn, schema.M003_SPEAKER_INDEX)
+    run_statements(conn, schema.M003_SPEAKER_INDEX)
 
 
 @migration
 def m004_postings(conn: Any) -> None:
     """Postings of the full-text rows, for BM25 that reads only a question's stems."""
-    _run(conn, schema.M004_POSTINGS)
+    run_statements(conn, schema.M004_POSTINGS)
