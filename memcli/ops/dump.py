@@ -19,7 +19,7 @@ end record is how a cut-short file is told from a whole one. Word records name t
 the space's turns that have a vector (memcli.store.words), so an import embeds those and
 no others and the copy finds the same related words. Format 1 (read as well) had no word
 records and format 2 wrote them only with the vectors: an import of those embeds every word.
-Forgotten records (format 3) carry the space's tombstones (memcli.store.sqlite.forgotten): content
+Forgotten records (format 3) carry the space's tombstones (memcli.store.prune): content
 keys of turns `prune` removed, no text, so a restored space keeps them forgotten.
 This
 module builds records and reads a dump back, checking every record before the caller writes

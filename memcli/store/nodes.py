@@ -1,10 +1,11 @@
-"""Node rows as both backends read them: the columns selected, and a row made a Node."""
+"""Node rows as both backends read and write them: the columns selected, a row made a Node,
+and one node inserted as a batch of one."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from memcli.models import Node
 
@@ -34,3 +35,44 @@ def row_to_node(row: Sequence[Any]) -> Node:
         props=json.loads(row[11]) if row[11] else {},
         created_at=row[12],
     )
+
+
+class OneNode:
+    """`insert_node` over the backend's `insert_nodes`."""
+
+    if TYPE_CHECKING:
+
+        def insert_nodes(
+            self, space: str, kind: str, rows: Sequence[Mapping[str, Any]]
+        ) -> list[int]: ...
+
+    def insert_node(
+        self,
+        space: str,
+        kind: str,
+        text: str,
+        *,
+        speaker: str | None = None,
+        session: str | None = None,
+        seq: int | None = None,
+        timestamp: str | None = None,
+        ref: str | None = None,
+        belief: float | None = None,
+        status: str | None = None,
+        key: str | None = None,
+        props: dict[str, Any] | None = None,
+    ) -> int:
+        """Insert one node and its full-text row; its id. Call inside a transaction."""
+        row = {
+            "text": text,
+            "speaker": speaker,
+            "session": session,
+            "seq": seq,
+            "timestamp": timestamp,
+            "ref": ref,
+            "belief": belief,
+            "status": status,
+            "key": key,
+            "props": props,
+        }
+        return self.insert_nodes(space, kind, [row])[0]

@@ -13,12 +13,22 @@ A derived node lives as long as something it was derived from lives ("support"):
 Episodes are never removed by the cascade, only by being selected. Concepts and entities
 count only edges to other kinds, so two entities joined by nothing but a RELATION edge go
 together once the episodes that mention them are gone.
+
+A forgotten turn leaves a tombstone, so that it stays forgotten: `prune` records the turn's
+content key (the key `ingest` gave it, a hash of its session, message id, speaker, time as
+written, words and place among identical turns of its file: memcli.ops.ingest.episode_key).
+The key is a hash: a tombstone holds no text, speaker or session name, so `prune --vacuum`
+can scrub every word of the turn from the store and keep the tombstone. Ingest, add and
+import look keys up before they store a turn, and skip a forgotten one unless told to let
+it back (`--allow-forgotten`), which lifts its tombstone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
+
+from memcli.store.base import now_iso
 
 # Edge types whose source end is the derived node and whose target is what it came from.
 DERIVED_TO_ORIGIN = ("DERIVED_FROM", "DERIVED_FROM_FACT")
@@ -102,3 +112,42 @@ class Cascade:
         """Derived nodes of a space without any support now (after a crash or an old bug),
         and whatever depends only on them."""
         return self.cascade(self._unsupported(self.select_nodes(space, kinds=DERIVED_KINDS), set()))
+
+
+class SourceLinks:
+    """Which episodes came from which source files, both ways, over the backend's
+    `_source_pairs` ((episode, source) links whose `column` is among some ids)."""
+
+    if TYPE_CHECKING:
+
+        def _source_pairs(self, column: str, ids: Iterable[int]) -> Iterator[tuple[int, int]]: ...
+
+    def source_links(self, episode_ids: Iterable[int]) -> dict[int, set[int]]:
+        """Episode id -> ids of the source files it was ingested from."""
+        out: dict[int, set[int]] = {}
+        for node, source in self._source_pairs("node", episode_ids):
+            out.setdefault(node, set()).add(source)
+        return out
+
+    def linked_episodes(self, source_ids: Iterable[int]) -> dict[int, set[int]]:
+        """Source id -> ids of every episode linked to it."""
+        out: dict[int, set[int]] = {int(s): set() for s in source_ids}
+        for node, source in self._source_pairs("source", out):
+            out[source].add(node)
+        return out
+
+
+class Tombstones:
+    """Recording the tombstones of turns about to be forgotten (see above), over the
+    backend's `turn_keys` and `put_forgotten`."""
+
+    if TYPE_CHECKING:
+
+        def turn_keys(self, space: str, node_ids: Iterable[int]) -> list[str]: ...
+        def put_forgotten(self, space: str, rows: Sequence[tuple[str, str]]) -> int: ...
+
+    def record_forgotten(self, space: str, node_ids: Iterable[int]) -> int:
+        """Tombstones for the turns among these nodes (call before deleting them, inside
+        the same transaction); returns how many turns were not yet recorded."""
+        stamp = now_iso()
+        return self.put_forgotten(space, [(key, stamp) for key in self.turn_keys(space, node_ids)])

@@ -6,7 +6,8 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from memcli.text import STOPWORDS, words
 
@@ -70,6 +71,13 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(t for w in seen for t in _terms(w)))
 
 
+def turn_context(before: Sequence[tuple[int, int, str]]) -> str:
+    """The opening words of the last CONTEXT_TURNS turns before a turn, oldest first."""
+    return indexed_text(
+        " ".join(" ".join(text.split()[:CONTEXT_WORDS]) for _, _, text in before[-CONTEXT_TURNS:])
+    )
+
+
 def cjk_rows(
     rows: Iterable[tuple[int, str, str, str, str | None]],
 ) -> dict[str, list[tuple[int, str, str, str | None]]]:
@@ -86,3 +94,40 @@ def cjk_rows(
 # A vector search answers at most this many nearest neighbours per query (sqlite-vec's
 # limit, which the Postgres store keeps too).
 KNN_MAX = 4096
+
+
+class TextRows:
+    """Full-text writes both backends make over their own `index_texts`."""
+
+    if TYPE_CHECKING:
+
+        def index_texts(
+            self, space: str, rows: Iterable[tuple[int, str, str, str | None]]
+        ) -> None: ...
+
+    def index_text(
+        self, space: str, node_id: int, kind: str, text: str, speaker: str | None
+    ) -> None:
+        """Write (or rewrite) a node's full-text row. Call inside a transaction."""
+        self.index_texts(space, [(node_id, kind, text, speaker)])
+
+    def index_cjk_again(self, rows: Iterable[tuple[int, str, str, str, str | None]]) -> int:
+        """Rewrite the full-text rows of the nodes, of (id, space, kind, text, speaker), whose
+        text holds CJK characters: a store indexed before they were split finds them then.
+        Call inside a transaction; returns how many rows were rewritten."""
+        by_space = cjk_rows(rows)
+        for space, items in by_space.items():
+            self.index_texts(space, items)
+        return sum(map(len, by_space.values()))
+
+
+class VectorSize:
+    """The size of the store's vectors, as `meta` records it."""
+
+    if TYPE_CHECKING:
+
+        def get_meta(self, key: str) -> str | None: ...
+
+    def vector_dim(self) -> int | None:
+        value = self.get_meta("embedding.dim")
+        return int(value) if value else None

@@ -5,9 +5,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 from memcli.errors import DatabaseError, ReadOnlyStore
+from memcli.store.base import Closing
 from memcli.store.pg.connect import (
     READ_ONLY_FIX,
     WRITE_LOCK,
@@ -21,10 +22,8 @@ from memcli.store.pg.connect import (
 from memcli.store.pg.migrations import current_version
 from memcli.store.target import shown
 
-S = TypeVar("S", bound="PgBase")
 
-
-class PgBase:
+class PgBase(Closing):
     """A migrated connection to one memcli store in a Postgres database (one schema)."""
 
     def __init__(self, conn: Any, url: str, read_only: str | None = None) -> None:
@@ -54,12 +53,6 @@ class PgBase:
         for conn in (self._side, self.conn):
             if conn is not None and not conn.closed:
                 conn.close()
-
-    def __enter__(self: S) -> S:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def run(self, statement: str, args: Sequence[Any] | dict[str, Any] = ()) -> Any:
         """Execute one statement on the main connection; its cursor."""

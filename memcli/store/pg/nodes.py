@@ -10,7 +10,7 @@ from memcli.errors import NodeNotFound
 from memcli.models import Node, node_public_id, parse_node_id, typed_node_id
 from memcli.store.base import now_iso
 from memcli.store.edges import FROM_ORIGIN, TOWARDS_ORIGIN
-from memcli.store.nodes import NODE_COLUMNS, NODE_FIELDS, row_to_node
+from memcli.store.nodes import NODE_COLUMNS, NODE_FIELDS, OneNode, row_to_node
 from memcli.store.pg.text import FullText
 from memcli.store.pg.vectors import Vectors
 
@@ -59,7 +59,7 @@ _TOPICS = (
 )
 
 
-class Nodes(FullText, Vectors):
+class Nodes(FullText, Vectors, OneNode):
     """The `nodes`, `sources` and `node_sources` tables."""
 
     def insert_nodes(self, space: str, kind: str, rows: Sequence[Mapping[str, Any]]) -> list[int]:
@@ -94,30 +94,6 @@ class Nodes(FullText, Vectors):
             ),
         )
         return ids
-
-    def insert_node(
-        self,
-        space: str,
-        kind: str,
-        text: str,
-        *,
-        speaker: str | None = None,
-        session: str | None = None,
-        seq: int | None = None,
-        timestamp: str | None = None,
-        ref: str | None = None,
-        belief: float | None = None,
-        status: str | None = None,
-        key: str | None = None,
-        props: dict[str, Any] | None = None,
-    ) -> int:
-        """Insert one node and its full-text row; its id. Call inside a transaction."""
-        row = {
-            "text": text, "speaker": speaker, "session": session, "seq": seq,
-            "timestamp": timestamp, "ref": ref, "belief": belief, "status": status, "key": key,
-            "props": props,
-        }  # fmt: skip
-        return self.insert_nodes(space, kind, [row])[0]
 
     def update_node(self, node_id: int, **fields: Any) -> None:
         """Change columns of a node (text changes are mirrored into the full-text index)."""

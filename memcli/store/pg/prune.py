@@ -7,9 +7,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from memcli.models import Edge
-from memcli.store.base import now_iso
 from memcli.store.pg.nodes import Nodes
-from memcli.store.prune import Cascade, next_bridges, support_pairs
+from memcli.store.prune import Cascade, SourceLinks, Tombstones, next_bridges, support_pairs
 
 _SUPPORT = (
     "SELECT e.src, e.dst, e.type, a.kind, b.kind FROM edges e"
@@ -56,7 +55,7 @@ def glob_regex(pattern: str) -> str:
     return "".join(out) + "$"
 
 
-class Pruning(Nodes, Cascade):
+class Pruning(Nodes, Cascade, SourceLinks, Tombstones):
     """Selecting what to forget, the cascade, removing it, and tombstones."""
 
     def episode_times(
@@ -127,20 +126,6 @@ class Pruning(Nodes, Cascade):
         )
         return ((int(n), int(s)) for n, s in rows.fetchall())
 
-    def source_links(self, episode_ids: Iterable[int]) -> dict[int, set[int]]:
-        """Episode id -> ids of the source files it was ingested from."""
-        out: dict[int, set[int]] = {}
-        for node, source in self._source_pairs("node", episode_ids):
-            out.setdefault(node, set()).add(source)
-        return out
-
-    def linked_episodes(self, source_ids: Iterable[int]) -> dict[int, set[int]]:
-        """Source id -> ids of every episode linked to it."""
-        out: dict[int, set[int]] = {int(s): set() for s in source_ids}
-        for node, source in self._source_pairs("source", out):
-            out[source].add(node)
-        return out
-
     # -- the cascade -------------------------------------------------------------------
 
     def _support(self, node_ids: Iterable[int]) -> list[tuple[int, int]]:
@@ -190,7 +175,7 @@ class Pruning(Nodes, Cascade):
             self.run(f'VACUUM FULL "{name}"')
         return True
 
-    # -- tombstones (memcli.store.sqlite.forgotten) -------------------------------------------
+    # -- tombstones (memcli.store.prune) ---------------------------------------------------
 
     def turn_keys(self, space: str, node_ids: Iterable[int]) -> list[str]:
         """The content keys of the turns among these nodes (what their tombstones hold)."""
@@ -200,12 +185,6 @@ class Pruning(Nodes, Cascade):
             (space, _ids(node_ids)),
         )
         return [str(r[0]) for r in rows]
-
-    def record_forgotten(self, space: str, node_ids: Iterable[int]) -> int:
-        """Tombstones for the turns among these nodes (before deleting them, in the same
-        transaction); how many turns were not yet recorded."""
-        stamp = now_iso()
-        return self.put_forgotten(space, [(key, stamp) for key in self.turn_keys(space, node_ids)])
 
     def put_forgotten(self, space: str, rows: Sequence[tuple[str, str]]) -> int:
         """Add (key, forgotten_at) tombstones, keeping any already there; how many were new."""

@@ -31,10 +31,10 @@ from memcli.store.search import (
     CJK_CLASS,
     CONTEXT_TURNS,
     CONTEXT_WEIGHT,
-    CONTEXT_WORDS,
-    cjk_rows,
+    TextRows,
     indexed_text,
     query_terms,
+    turn_context,
 )
 
 _TOKEN = re.compile(r"[^\W_]+")
@@ -139,7 +139,7 @@ def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-class FullText(Words):
+class FullText(Words, TextRows):
     """Node text in `text_rows`, one row per node, every space in one table."""
 
     _stems: dict[str, str] | None = None
@@ -186,20 +186,6 @@ class FullText(Words):
         if values:
             self.run(_UPSERT, (space, *_columns(values)))
         self.index_context([node_id for node_id, kind, _, _ in rows if kind == "episode"])
-
-    def index_text(
-        self, space: str, node_id: int, kind: str, text: str, speaker: str | None
-    ) -> None:
-        """Write (or rewrite) a node's full-text row. Call inside a transaction."""
-        self.index_texts(space, [(node_id, kind, text, speaker)])
-
-    def index_cjk_again(self, rows: Iterable[tuple[int, str, str, str, str | None]]) -> int:
-        """Rewrite the full-text rows of the nodes, of (id, space, kind, text, speaker),
-        whose text holds CJK characters. Call inside a transaction; how many were."""
-        by_space = cjk_rows(rows)
-        for space, items in by_space.items():
-            self.index_texts(space, items)
-        return sum(map(len, by_space.values()))
 
     def unindex_text(self, rows: Iterable[tuple[int, str]]) -> None:
         """Remove the full-text rows of (node id, space) pairs. Call inside a transaction."""
@@ -282,7 +268,7 @@ class FullText(Words):
             first = min(i for i, w in enumerate(window) if w[0] in ids)
             changed = {w[0] for w in window[first:]} - (ids if removed else set())
             contexts = {
-                w[0]: _context(kept[max(0, i - CONTEXT_TURNS) : i])
+                w[0]: turn_context(kept[max(0, i - CONTEXT_TURNS) : i])
                 for i, w in enumerate(kept)
                 if w[0] in changed
             }
@@ -332,10 +318,3 @@ class FullText(Words):
         inside = self.run(_TURNS_BETWEEN, (space, session, lo, hi)).fetchall()
         after = self.run(_TURNS_AFTER, (space, session, hi, CONTEXT_TURNS)).fetchall()
         return [(int(i), int(q), str(t)) for i, q, t in [*reversed(before), *inside, *after]]
-
-
-def _context(before: Sequence[tuple[int, int, str]]) -> str:
-    """The opening words of the last CONTEXT_TURNS turns before a turn, oldest first."""
-    return indexed_text(
-        " ".join(" ".join(text.split()[:CONTEXT_WORDS]) for _, _, text in before[-CONTEXT_TURNS:])
-    )

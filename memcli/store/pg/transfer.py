@@ -3,7 +3,6 @@ counts, in Postgres."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -12,8 +11,8 @@ from memcli.store.listing import ORGANISER_KINDS, NodeFilter
 from memcli.store.nodes import NODE_COLUMNS, row_to_node
 from memcli.store.pg.edges import Edges
 from memcli.store.pg.prune import Pruning, session_test
+from memcli.store.transfer import NOT_EXPORTED, stored_value
 
-_NOT_EXPORTED = {"nodes": ("space",), "edges": ("space", "id")}
 # A memory's date: its own time, else when it was stored; text that is no date gives NULL.
 _WHEN = "memcli_when(COALESCE(timestamp, created_at))"
 # Sessions by when they began, compared as text as SQLite compares it (code point order).
@@ -64,7 +63,7 @@ class Transfer(Pruning, Edges):
             " current_schema() AND table_name = %s ORDER BY ordinal_position",
             (table,),
         )
-        return [str(r[0]) for r in rows if r[0] not in _NOT_EXPORTED[table]]
+        return [str(r[0]) for r in rows if r[0] not in NOT_EXPORTED[table]]
 
     def space_sources(self, space: str) -> list[dict[str, Any]]:
         """Every source row of a space, oldest first."""
@@ -124,7 +123,7 @@ class Transfer(Pruning, Edges):
         marks = ", ".join(["%s"] * (len(columns) + 1))
         self.run_many(
             f"INSERT INTO nodes ({names}) VALUES ({marks})",
-            [[space, *(_cell(name, row.get(name)) for name in columns)] for row in rows],
+            [[space, *(stored_value(name, row.get(name)) for name in columns)] for row in rows],
         )
         # The sequence never gives out an id a dump brought in.
         self.run("SELECT setval('nodes_id_seq', %s)", (self.max_node_id(),))
@@ -214,10 +213,3 @@ class Transfer(Pruning, Edges):
 
     def count_space_nodes(self, space: str) -> int:
         return int(self.run("SELECT count(*) FROM nodes WHERE space = %s", (space,)).fetchone()[0])
-
-
-def _cell(column: str, value: Any) -> Any:
-    """A dump value as stored: props (and any other JSON object or list) as JSON text."""
-    if column == "props" and value is None:
-        value = {}
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value

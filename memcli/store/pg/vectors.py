@@ -22,7 +22,7 @@ from memcli.errors import DatabaseError
 from memcli.store.pg import schema
 from memcli.store.pg.base import PgBase
 from memcli.store.pg.connect import driver, here, lock_key
-from memcli.store.search import KNN_MAX
+from memcli.store.search import KNN_MAX, VectorSize
 
 # Past this many vectors an exact scan costs more than pgvector's HNSW search by enough to
 # accept its approximation (docs/postgres.md, "Measured": at 50,000 MiniLM vectors 88 ms
@@ -78,7 +78,7 @@ def register_vector(conn: Any) -> None:
     conn.adapters.register_loader(info.oid, VectorLoader)
 
 
-class Vectors(PgBase):
+class Vectors(PgBase, VectorSize):
     """The `node_vectors` table (made by `ensure_vectors` once the dimension is known)."""
 
     _vectors_seen = False  # the vector table was there: searches need not ask again
@@ -111,10 +111,6 @@ class Vectors(PgBase):
             if self.in_transaction():  # the error ended the transaction: say so
                 raise
             return []
-
-    def vector_dim(self) -> int | None:
-        value = self.get_meta("embedding.dim")
-        return int(value) if value else None
 
     def _table_dim(self) -> int:
         row = self.run(

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from memcli.errors import ReadOnlyStore
+from memcli.store.base import Closing
 from memcli.store.sqlite import sql
 from memcli.store.sqlite.db import transaction, wrap
 from memcli.store.sqlite.read_cache import ReadCache
@@ -19,10 +20,8 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
     from sqlite_utils.db import Table
 
-S = TypeVar("S", bound="StoreBase")
 
-
-class StoreBase:
+class StoreBase(Closing):
     """A migrated connection to one memcli database file."""
 
     def __init__(self, conn: Any, path: Path, read_only: str | None = None) -> None:
@@ -65,12 +64,6 @@ class StoreBase:
 
     def close(self) -> None:
         self.conn.close()
-
-    def __enter__(self: S) -> S:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def require_writable(self) -> None:
         """ReadOnlyStore, with the fix, when this process may only read the file."""

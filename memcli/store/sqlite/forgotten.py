@@ -1,13 +1,5 @@
-"""Tombstones: which turns of a space were forgotten, so that they stay forgotten.
-
-`prune` removes a turn and records its content key here (the key `ingest` gave it, a hash of
-its session, message id, speaker, time as written, words and place among identical turns of
-its file: memcli.ops.ingest.episode_key). The key is a hash: a tombstone holds no text,
-speaker or session name, so `prune --vacuum` can scrub every word of the turn from the file
-and keep the tombstone. Ingest, add and import look keys up here before they store a turn,
-and skip a forgotten one unless told to let it back (`--allow-forgotten`), which lifts its
-tombstone. Another store backend implements these same methods.
-"""
+"""Tombstones of forgotten turns in SQLite, so that they stay forgotten (memcli.store.prune
+says what a tombstone holds and who reads it)."""
 
 from __future__ import annotations
 
@@ -15,7 +7,8 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from memcli.store.base import chunked, now_iso
+from memcli.store.base import chunked
+from memcli.store.prune import Tombstones
 from memcli.store.sqlite import sql
 from memcli.store.sqlite.base import StoreBase
 
@@ -23,7 +16,7 @@ _ADD = sql.insert("forgotten", ("space", "key", "forgotten_at"), "IGNORE")
 _AMONG = f"space = ? AND {sql.in_json('key')}"
 
 
-class Forgotten(StoreBase):
+class Forgotten(StoreBase, Tombstones):
     """The `forgotten` table: (space, content key of a forgotten turn, when)."""
 
     def turn_keys(self, space: str, node_ids: Iterable[int]) -> list[str]:
@@ -36,12 +29,6 @@ class Forgotten(StoreBase):
             )
             keys += [row["key"] for row in rows]
         return keys
-
-    def record_forgotten(self, space: str, node_ids: Iterable[int]) -> int:
-        """Tombstones for the turns among these nodes (call before deleting them, inside
-        the same transaction); returns how many turns were not yet recorded."""
-        stamp = now_iso()
-        return self.put_forgotten(space, [(key, stamp) for key in self.turn_keys(space, node_ids)])
 
     def put_forgotten(self, space: str, rows: Sequence[tuple[str, str]]) -> int:
         """Add (key, forgotten_at) tombstones, keeping any already there; return how many

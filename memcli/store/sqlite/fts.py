@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 from memcli.store.search import (
     CONTEXT_TURNS,
     CONTEXT_WEIGHT,
-    CONTEXT_WORDS,
-    cjk_rows,
+    TextRows,
     indexed_text,
     query_terms,
+    turn_context,
 )
 from memcli.store.sqlite import search_tables, sql
 from memcli.store.sqlite.base import StoreBase
@@ -29,7 +29,7 @@ def fts_query(text: str) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms(text))
 
 
-class FullText(StoreBase):
+class FullText(StoreBase, TextRows):
     """Node text in each space's FTS5 table (see `search_tables`), rowid = node id."""
 
     def index_texts(self, space: str, rows: Iterable[tuple[int, str, str, str | None]]) -> None:
@@ -54,21 +54,6 @@ class FullText(StoreBase):
         """Rewrite the context of these turns and of the turns after them (see
         `write_context`). Call inside a transaction."""
         write_context(self.db, turns, removed)
-
-    def index_text(
-        self, space: str, node_id: int, kind: str, text: str, speaker: str | None
-    ) -> None:
-        """Write (or rewrite) a node's full-text row. Call inside a transaction."""
-        self.index_texts(space, [(node_id, kind, text, speaker)])
-
-    def index_cjk_again(self, rows: Iterable[tuple[int, str, str, str, str | None]]) -> int:
-        """Rewrite the full-text rows of the nodes, of (id, space, kind, text, speaker), whose
-        text holds CJK characters: a store indexed before they were split finds them then.
-        Call inside a transaction; returns how many rows were rewritten."""
-        by_space = cjk_rows(rows)
-        for space, items in by_space.items():
-            self.index_texts(space, items)
-        return sum(map(len, by_space.values()))
 
     def unindex_text(self, rows: Iterable[tuple[int, str]]) -> None:
         """Remove the full-text rows of (node id, space) pairs. Call inside a transaction."""
@@ -157,13 +142,6 @@ def _session_window(
     return [(int(i), int(q), str(t)) for i, q, t in [*reversed(before), *inside, *after]]
 
 
-def _context(before: Sequence[tuple[int, int, str]]) -> str:
-    """The opening words of the last CONTEXT_TURNS turns before a turn, oldest first."""
-    return indexed_text(
-        " ".join(" ".join(text.split()[:CONTEXT_WORDS]) for _, _, text in before[-CONTEXT_TURNS:])
-    )
-
-
 def write_context(db: Database, turns: Iterable[int], removed: bool = False) -> None:
     """Rewrite the full-text context of these turns and of the turns that follow them,
     whose context they are; with `removed` (the turns are about to be deleted) only that of
@@ -175,7 +153,7 @@ def write_context(db: Database, turns: Iterable[int], removed: bool = False) -> 
         first = min(i for i, w in enumerate(window) if w[0] in ids)
         changed = {w[0] for w in window[first:]} - (ids if removed else set())
         updates = [
-            (_context(kept[max(0, i - CONTEXT_TURNS) : i]), w[0])  # (a long session: no copies)
+            (turn_context(kept[max(0, i - CONTEXT_TURNS) : i]), w[0])  # (a long session: no copies)
             for i, w in enumerate(kept)
             if w[0] in changed
         ]

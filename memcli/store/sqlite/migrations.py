@@ -131,8 +131,7 @@ def m006_words(db: Database) -> None:
 @migration
 def m007_forgotten(db: Database) -> None:
     """Tombstones of forgotten turns: the content key of each turn `prune` removed, and no
-    text, so that ingesting its file again does not store it again
-    (memcli.store.sqlite.forgotten)."""
+    text, so that ingesting its file again does not store it again (memcli.store.prune)."""
     db.table("forgotten").create(
         {"space": str, "key": str, "forgotten_at": str},
         pk=("space", "key"),

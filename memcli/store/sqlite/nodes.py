@@ -9,7 +9,7 @@ from typing import Any
 from memcli.errors import NodeNotFound
 from memcli.models import Node, parse_node_id, typed_node_id
 from memcli.store.base import chunked, now_iso
-from memcli.store.nodes import NODE_FIELDS, row_to_node
+from memcli.store.nodes import NODE_FIELDS, OneNode, row_to_node
 from memcli.store.sqlite import provenance, sql
 from memcli.store.sqlite.fts import FullText
 from memcli.store.sqlite.vectors import Vectors
@@ -24,7 +24,7 @@ def _ids(values: Iterable[int | str]) -> str:
     return json.dumps(list(dict.fromkeys(values)))
 
 
-class Nodes(FullText, Vectors, Words):
+class Nodes(FullText, Vectors, Words, OneNode):
     """The `nodes`, `sources` and `node_sources` tables."""
 
     def insert_nodes(self, space: str, kind: str, rows: Sequence[Mapping[str, Any]]) -> list[int]:
@@ -56,37 +56,6 @@ class Nodes(FullText, Vectors, Words):
             ((i, kind, row["text"], row.get("speaker")) for i, row in zip(ids, rows, strict=True)),
         )
         return ids
-
-    def insert_node(
-        self,
-        space: str,
-        kind: str,
-        text: str,
-        *,
-        speaker: str | None = None,
-        session: str | None = None,
-        seq: int | None = None,
-        timestamp: str | None = None,
-        ref: str | None = None,
-        belief: float | None = None,
-        status: str | None = None,
-        key: str | None = None,
-        props: dict[str, Any] | None = None,
-    ) -> int:
-        """Insert one node and its full-text row; return its row id. Call inside a transaction."""
-        row = {
-            "text": text,
-            "speaker": speaker,
-            "session": session,
-            "seq": seq,
-            "timestamp": timestamp,
-            "ref": ref,
-            "belief": belief,
-            "status": status,
-            "key": key,
-            "props": props,
-        }
-        return self.insert_nodes(space, kind, [row])[0]
 
     def update_node(self, node_id: int, **fields: Any) -> None:
         """Change columns of a node (text changes are mirrored into the full-text index)."""

@@ -10,7 +10,7 @@ from typing import Any
 from memcli.errors import DatabaseError, DiskFull
 from memcli.models import Edge
 from memcli.store.listing import is_glob
-from memcli.store.prune import Cascade, next_bridges, support_pairs
+from memcli.store.prune import Cascade, SourceLinks, next_bridges, support_pairs
 from memcli.store.sqlite import sql
 from memcli.store.sqlite.db import disk_full, sqlite_module
 from memcli.store.sqlite.nodes import Nodes
@@ -21,7 +21,7 @@ def _ids(values: Iterable[int]) -> str:
     return json.dumps(sorted(set(values)))
 
 
-class Pruning(Nodes, Cascade):
+class Pruning(Nodes, Cascade, SourceLinks):
     """Selecting what to forget, the cascade, and removing it."""
 
     # -- selecting ---------------------------------------------------------------------
@@ -89,20 +89,6 @@ class Pruning(Nodes, Cascade):
         """(episode, source) links whose `column` is among the ids."""
         rows = self.table("node_sources").rows_where(sql.in_json(column), [_ids(ids)])
         return ((int(row["node"]), int(row["source"])) for row in rows)
-
-    def source_links(self, episode_ids: Iterable[int]) -> dict[int, set[int]]:
-        """Episode id -> ids of the source files it was ingested from."""
-        out: dict[int, set[int]] = {}
-        for node, source in self._source_pairs("node", episode_ids):
-            out.setdefault(node, set()).add(source)
-        return out
-
-    def linked_episodes(self, source_ids: Iterable[int]) -> dict[int, set[int]]:
-        """Source id -> ids of every episode linked to it."""
-        out: dict[int, set[int]] = {int(s): set() for s in source_ids}
-        for node, source in self._source_pairs("source", out):
-            out[source].add(node)
-        return out
 
     # -- the cascade -------------------------------------------------------------------
 

@@ -15,9 +15,7 @@ from memcli.store.base import chunked
 from memcli.store.sqlite import sql
 from memcli.store.sqlite.edges import Edges
 from memcli.store.sqlite.nodes import Nodes
-
-# Columns that belong to the store, not to a node or edge: where it lives, the edge's row id.
-_NOT_EXPORTED = {"nodes": ("space",), "edges": ("space", "id")}
+from memcli.store.transfer import NOT_EXPORTED, stored_value
 
 
 class Transfer(Nodes, Edges):
@@ -27,7 +25,7 @@ class Transfer(Nodes, Edges):
 
     def exported_columns(self, table: str) -> list[str]:
         """The columns of `nodes` or `edges` that a dump carries, in table order."""
-        skip = _NOT_EXPORTED[table]
+        skip = NOT_EXPORTED[table]
         return [name for name in self.table(table).columns_dict if name not in skip]
 
     # -- reading a space ---------------------------------------------------------------
@@ -101,7 +99,7 @@ class Transfer(Nodes, Edges):
         columns = self.exported_columns(table)
         self.conn.executemany(
             sql.insert(table, ["space", *columns], conflict),
-            [[space, *(_cell(name, row.get(name)) for name in columns)] for row in rows],
+            [[space, *(stored_value(name, row.get(name)) for name in columns)] for row in rows],
         )
 
     def put_source_row(self, space: str, row: dict[str, Any]) -> int:
@@ -110,10 +108,3 @@ class Transfer(Nodes, Edges):
         fields = ("path", "sha256", "format", "episodes", "ingested_at")
         sources.insert({"space": space, **{k: row[k] for k in fields}})
         return int(sources.last_rowid or 0)
-
-
-def _cell(column: str, value: Any) -> Any:
-    """A dump value as stored: props (and any other JSON object or list) as JSON text."""
-    if column == "props" and value is None:
-        value = {}
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memcli.errors import DatabaseError
-from memcli.store.search import KNN_MAX
+from memcli.store.search import KNN_MAX, VectorSize
 from memcli.store.sqlite import search_tables, sql
 from memcli.store.sqlite.base import StoreBase
 from memcli.store.sqlite.vector_index import EPOCH_KEY, MAX_ID_KEY, VectorIndex, shared_index
@@ -29,7 +29,7 @@ def to_blob(vector: Any) -> bytes:
 SCAN_BELOW = 5000
 
 
-class Vectors(StoreBase):
+class Vectors(StoreBase, VectorSize):
     """Node vectors in sqlite-vec's vec0 table (made by `search_tables` once the embedder's
     dimension is known), rowid = node id."""
 
@@ -60,10 +60,6 @@ class Vectors(StoreBase):
 
     def has_vectors(self) -> bool:
         return search_tables.has_vector_table(self.db)
-
-    def vector_dim(self) -> int | None:
-        value = self.get_meta("embedding.dim")
-        return int(value) if value else None
 
     def ensure_vectors(self, dim: int) -> None:
         """Create the vector table for `dim`-sized vectors unless it exists with that size."""
