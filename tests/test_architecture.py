@@ -142,6 +142,26 @@ def test_no_cycle_between_modules() -> None:
     assert cycles(import_graph(type_checking=True)) == []
 
 
+BACKENDS = ("memcli.store.sqlite", "memcli.store.pg")
+
+
+def _backend(module: str) -> str | None:
+    return next((b for b in BACKENDS if module == b or module.startswith(f"{b}.")), None)
+
+
+def test_the_store_backends_stand_side_by_side_on_the_core() -> None:
+    """Neither backend imports the other, and the neutral core of memcli.store imports
+    neither (but for `open_store`, in the package itself, which picks one)."""
+    crossings = set()
+    for module, targets in import_graph(type_checking=True).items():
+        if not module.startswith("memcli.store.") or module == "memcli.store":
+            continue
+        for target in targets:
+            if _backend(target) not in (None, _backend(module)):
+                crossings.add((module, target))
+    assert crossings == set()
+
+
 def test_no_module_is_too_long() -> None:
     lengths = {
         name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in MODULES.items()

@@ -3,6 +3,16 @@
 `Store` (interface.py) is what the rest of memcli calls; `open_store(target)` opens a SQLite
 file for a path (memcli.store.sqlite) and a Postgres database for a `postgresql://` URL
 (memcli.store.pg, whose driver comes with the `postgres` extra and is imported only then).
+
+The two backends sit side by side and never import each other. What both use is here, in
+the module named after its topic (each backend has a module of the same name for its own
+half): base (time stamps, id batches, `with`), nodes and edges (rows as read), search (a
+question's terms, CJK text, the turn context, the vector search's limit), words, listing
+(NodeFilter), prune (what lives on what, the cascade, tombstones), work (run counters,
+cached replies, the consolidation lock), transfer (what a dump carries), migrations (the
+one runner of both backends' chains), and target (a path or a URL). A method whose body is
+the same in both backends is written once, as a mixin here over the primitives each
+backend provides.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The DDL of the Postgres store's shipped migrations, verbatim; never edited once shipped.
 
-The tables mirror the SQLite store's (memcli/store/ddl.py) column for column, in the same
-order, so an export from either backend imports into the other unchanged. What differs:
+The tables mirror the SQLite store's (memcli/store/sqlite/ddl.py) column for column, in
+the same order, so an export from either backend imports into the other unchanged. What differs:
 
 - spaces are rows everywhere: one `text_rows` table for every space's full text, where
   SQLite keeps an FTS5 table per space;

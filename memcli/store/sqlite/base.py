@@ -1,4 +1,4 @@
-"""What every part of the store stands on: the connection, its sqlite-utils view,
+"""What every part of the SQLite store stands on: the connection, its sqlite-utils view,
 transactions and the `meta` key-value table."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The DDL of the shipped migrations, verbatim, one statement per string.
+"""The DDL of the SQLite store's shipped migrations, verbatim, one statement per string.
 
 Hand-written because sqlite-utils has no words for AUTOINCREMENT, WITHOUT ROWID or partial
 indexes, and frozen because an applied migration's effect must never change: a new schema
-change is a new migration (store/migrations.py), never an edit here.
+change is a new migration (sqlite/migrations.py), never an edit here.
 """
 
 from __future__ import annotations
