@@ -129,5 +129,6 @@ class VectorSize:
         def get_meta(self, key: str) -> str | None: ...
 
     def vector_dim(self) -> int | None:
+        """The dimension of the stored vectors (None before the first embedding)."""
         value = self.get_meta("embedding.dim")
         return int(value) if value else None
