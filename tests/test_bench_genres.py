@@ -15,11 +15,13 @@ from memcli.config import Config, EmbeddingConfig
 from memcli.eval import chats
 from memcli.eval.store_cache import BUILT, code_hash, store_key
 from memcli.eval.variants import parse_variant
-from memcli.retrieval import people, relevance, signals
+from memcli.retrieval import people
+from memcli.retrieval.params import HybridParams
 from memcli.retrieval.shapes import Shape
+from memcli.retrieval.tuning import tuned
 from memcli.store.sqlite import fts
 from tests.bench import genre_report, genres
-from tests.bench.genre_patches import patched
+from tests.bench.genre_patches import patched, split_overrides
 from tests.fakeserver import FakeModelServer
 
 CHATS = Path(__file__).parent / "data" / "eval" / "chats"
@@ -122,26 +124,36 @@ def test_fires_count_questions_and_turns_each_pattern_marks(
     assert "| shapes._ORDER (order, progression) | 1 |" in table
 
 
-def test_patches_switch_components_off_for_one_question_only() -> None:
+def _lab(*settings: str) -> HybridParams:
+    """`hybrid`'s parameters under a variant's settings, as the harness prepares them."""
+    [ready] = genres.prepare(Config(), [parse_variant("v=hybrid:" + ",".join(settings))])
+    assert ready.patches == {}
+    return tuned(HybridParams, ready.cfg.retrieval.tuning["hybrid"], "hybrid")
+
+
+def test_the_labs_switches_are_hybrids_own_parameters() -> None:
     ordered = "How did the tomato plants progress from planting to harvest?"
     assert Shape.of(ordered).broad and Shape.of("for A, B, and C?").parts
-    with patched({"ordered": "off"}):
-        assert not Shape.of(ordered).broad
-    with patched({"broad": "off", "parts": "off"}):
-        assert not Shape.of("What is the total across all sessions?").broad
-        assert Shape.of("for A, B, and C?").parts == ()
-    assert Shape.of(ordered).broad, "restored afterwards"
+    assert not Shape.of(ordered, _lab("ordered=off")).broad
+    off = _lab("broad=off", "parts=off")
+    assert (off.shape_broad, off.shape_parts) == (False, False)
+    assert not Shape.of("What is the total across all sessions?", off).broad
+    assert Shape.of("for A, B, and C?", off).parts == ()
+    assert _lab("shape_broad=off", "shape_parts=false") == off, "the short names stand for them"
+    quiet = _lab("names=off", "aliases=off", "pronouns=off")
+    assert not (quiet.people_names or quiet.people_aliases or quiet.shape_pronouns)
+    assert people.named_speakers(None, "Ana?", quiet) == people.People(frozenset(), "Ana?")
+
+
+def test_the_context_weight_is_patched_for_one_question_only() -> None:
+    assert split_overrides({"context_weight": "0", "broad": "off"}) == (
+        {"shape_broad": "off"},
+        {"context_weight": "0"},
+    )
     with patched({"context_weight": "0"}):
         assert fts.CONTEXT_WEIGHT == 0 and fts.fts_query("tomato").startswith("{text speaker}")
     assert fts.CONTEXT_WEIGHT > 0, "restored afterwards"
     assert fts.fts_query("tomato") == '"tomato"'
-    with patched({"names": "off", "aliases": "off", "pronouns": "off"}):
-        assert relevance.named_speakers(None, "Ana?") == people.People(frozenset(), "Ana?")
-        assert people.addressee(None, "Ana") is None
-        assert signals.pronoun_roles("my plan?", ["user", "assistant"]) == set()
-    assert signals.pronoun_roles("my plan?", ["user", "assistant"]) == {"user"}
-    with pytest.raises(Exception, match="only takes 'off'"), patched({"names": "on"}):
-        pass
 
 
 def test_a_saved_run_is_compared_question_by_question(

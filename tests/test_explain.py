@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,7 +67,8 @@ def test_a_reply_shows_what_it_took_from_the_turn_it_answers(tmp_path: Path) -> 
 
 def test_rank_signals_count_each_list_from_its_best(tmp_path: Path) -> None:
     from memcli.retrieval.params import HybridParams
-    from memcli.retrieval.signals import RANK_OFFSET
+
+    RANK_OFFSET = HybridParams().rank_offset
 
     b = Builder(tmp_path / "m.db", vectors=False)
     best = b.node("episode", "Sourdough bread, sourdough bread!", session="s", seq=0)
@@ -88,6 +91,53 @@ def test_labels_come_from_one_table_and_unknown_keys_show_by_name() -> None:
         "vector",
         "zeta",
     ]
+
+
+# A signal declared as docs/retrieval.md shows ("Adding a signal to the default"), in a
+# fresh process before anything reads the parameters: 1 for the latest turn of a session.
+DECLARED = """
+import json, sys
+from memcli.retrieval.signals import Signals, signal
+
+@signal("latest", label="latest turn", about="the last turn of its session", weight=0.5)
+def _latest(q: Signals, memory: int) -> float:
+    return float(q.nodes[memory].seq == 2)
+
+from memcli.retrieval.explain import label, ordered
+from memcli.retrieval.params import HybridParams
+from memcli.retrieval.tuning import tuned
+from tests.graph_helpers import memory
+
+with memory(sys.argv[1], None, tuning={"hybrid": {"latest": 0.25}}) as mem:
+    hits = mem.recall("bread", k=3, explain=True).hits
+print(json.dumps({
+    "default": HybridParams().latest,
+    "tuned": tuned(HybridParams, {"latest": 2}, "hybrid").weights(),
+    "label": label("latest"),
+    "order": [k for k, _ in ordered({"latest": 1.0, "zeta": 1.0, "fulltext": 1.0})],
+    "why": {h.node.seq: h.why for h in hits},
+}))
+"""
+
+
+def test_a_signal_declared_once_is_weighed_tuned_and_explained(tmp_path: Path) -> None:
+    b = Builder(tmp_path / "m.db", vectors=False)
+    turns = ["Bread for the market.", "Rye bread again.", "More bread, warm bread."]
+    b.chain([b.node("episode", t, session="s", seq=n) for n, t in enumerate(turns)])
+    b.close()
+    root = Path(__file__).parent.parent
+    run = subprocess.run(
+        [sys.executable, "-c", DECLARED, str(tmp_path / "m.db")],
+        capture_output=True, text=True, cwd=root, check=True,
+    )  # fmt: skip
+    found = json.loads(run.stdout)
+    assert found["default"] == 0.5 and found["tuned"]["latest"] == 2.0
+    assert list(found["tuned"])[-1] == "latest", "weights in the order declared"
+    assert found["label"] == "latest turn"
+    assert found["order"] == ["fulltext", "latest", "zeta"]
+    why = found["why"]
+    assert why["2"]["latest"] == pytest.approx(0.25), "the tuned weight x 1"
+    assert "latest" not in why["0"] and "latest" not in why["1"]
 
 
 def _cli(tmp_path: Path) -> Memcli:

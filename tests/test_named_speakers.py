@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memcli.ops.ask import search_context
-from memcli.retrieval.people import _opening, _vocative, named_speakers
+from memcli.retrieval.people import People, PeopleParams, _opening, _vocative, named_speakers
 from tests.graph_helpers import Builder, memory
 
 # Wren writes as "wren_22"; Jory calls her "Birdie" at the start and end of turns.
@@ -60,6 +60,22 @@ def test_a_question_of_names_alone_keeps_its_words(tmp_path: Path) -> None:
     with memory(store(tmp_path), None) as mem:
         people = named_speakers(search_context(mem), "Jory and Birdie?")
     assert people.speakers == {"jory", "wren_22"} and people.query == "Jory and Birdie?"
+
+
+def test_each_way_of_naming_someone_is_a_switch_and_its_counts_are_parameters(
+    tmp_path: Path,
+) -> None:
+    asked = "What did Birdie sell at the fair?"
+    with memory(store(tmp_path), None) as mem:
+        ctx = search_context(mem)
+        no_aliases = named_speakers(ctx, asked, PeopleParams(people_aliases=False))
+        stricter = named_speakers(ctx, asked, PeopleParams(alias_vocatives=5))
+        no_names = named_speakers(
+            ctx, "What did Jory's cousin do?", PeopleParams(people_names=False)
+        )
+    assert no_aliases.speakers == set() and no_aliases.query == asked
+    assert stricter.speakers == set(), "four vocatives are too few for five"
+    assert no_names == People(frozenset(), "What did Jory's cousin do?")
 
 
 def test_the_role_cue_ranks_the_called_speakers_turns_first(tmp_path: Path) -> None:

@@ -9,8 +9,7 @@ from pathlib import Path
 from memcli.config import RetrievalConfig
 from memcli.memory import Memory
 from memcli.retrieval import SearchContext
-from memcli.retrieval.firstpass import first_pass
-from memcli.retrieval.params import FirstPassParams
+from memcli.retrieval.firstpass import FirstPassParams, first_pass
 from memcli.retrieval.related import inflection, question_words, related_words
 from tests.cli_runner import Memcli
 from tests.consolidate_helpers import config, config_file

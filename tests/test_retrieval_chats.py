@@ -11,7 +11,7 @@ import pytest
 from memcli.config import Config, EmbeddingConfig
 from memcli.memory import Memory
 from memcli.models import Node
-from memcli.retrieval.shapes import Shape, pronoun_roles
+from memcli.retrieval.shapes import Shape, ShapeParams, pronoun_roles
 from memcli.retrieval.spread import interleave, spread
 from tests.fakeserver import FakeModelServer
 from tests.graph_helpers import Builder, embedding_config, memory
@@ -45,6 +45,17 @@ def test_the_topic_of_a_broad_question_drops_the_requested_form() -> None:
     assert "garden projects" in shape.topic
     for form in ("order", "conversations", "mention", "items", "list", "brought up"):
         assert form not in shape.topic
+
+
+def test_a_shape_rule_switched_off_neither_makes_a_question_broad_nor_trims_it() -> None:
+    question = "Can you summarize everything about my move in total?"
+    assert Shape.of(question).summary and "summarize" not in Shape.of(question).topic
+    no_summary = Shape.of(question, ShapeParams(shape_summary=False))
+    assert no_summary.broad and not no_summary.summary, "still a total"
+    assert "summarize" in no_summary.topic
+    quiet = Shape.of(question, ShapeParams(shape_summary=False, shape_aggregate=False))
+    assert not quiet.broad and quiet.topic == question
+    assert Shape.of(question, ShapeParams(shape_broad=False)) == quiet
 
 
 def test_pronouns_name_the_user_or_the_assistant_only_in_a_chat_with_an_assistant() -> None:

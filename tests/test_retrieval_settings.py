@@ -15,7 +15,8 @@ from memcli.config import RetrievalConfig, load_config
 from memcli.config.schema import REMOVED_RETRIEVAL_KEYS
 from memcli.errors import ConfigError
 from memcli.retrieval import STRATEGY_MODULES, params_class
-from memcli.retrieval.params import HybridParams, tuned
+from memcli.retrieval.params import HybridParams
+from memcli.retrieval.tuning import tuned
 from tests.cli_runner import Memcli
 from tests.graph_helpers import CONVERSATION, write_jsonl
 
@@ -82,6 +83,15 @@ def test_bad_tuning_is_a_config_error_naming_the_parameters(given: dict, message
     with pytest.raises(ConfigError, match=re.escape(message)) as err:
         tuned(HybridParams, given, "hybrid")
     assert "hybrid" in str(err.value)
+
+
+def test_every_number_and_switch_of_hybrid_is_tuned_and_checked_alike() -> None:
+    params = tuned(HybridParams, {"shape_parts": False, "rank_offset": 20, "wide": 2}, "hybrid")
+    assert (params.shape_parts, params.rank_offset, params.wide) == (False, 20, 2)
+    with pytest.raises(ConfigError, match="shape_parts: expected true or false, got 0"):
+        tuned(HybridParams, {"shape_parts": 0}, "hybrid")
+    with pytest.raises(ConfigError, match=re.escape("alias_share must be at least 0")):
+        tuned(HybridParams, {"alias_share": -0.5}, "hybrid")
 
 
 def test_ask_reports_a_bad_tuning_with_exit_3(tmp_path: Path) -> None:

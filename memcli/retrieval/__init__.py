@@ -20,7 +20,6 @@ from memcli.models import Hit, node_public_id
 if TYPE_CHECKING:
     from memcli.config import RetrievalConfig
     from memcli.llm import Embedder
-    from memcli.retrieval.explain import Explanation
     from memcli.store import Store
 
 Retriever = Callable[["SearchContext", str, int], list[Hit]]
@@ -81,6 +80,19 @@ def get_retriever(name: str) -> Retriever:
     return _REGISTRY[name]
 
 
+Reasons = tuple[dict[int, dict[str, float]], dict[int, list[int]]]  # why, via by node id
+
+
+@dataclass
+class Explanation:
+    """One scoring pass: the scores it gave, and how to explain any of them (memcli.
+    retrieval.explain). Explaining is deferred to the hits finally returned (`resolve`), a
+    few of the hundreds scored."""
+
+    score: dict[int, float] = field(default_factory=dict)
+    resolve: Callable[[Sequence[int]], Reasons] | None = None
+
+
 @dataclass
 class SearchContext:
     """What a strategy may use: the store, the space, the embedder and the settings.
@@ -99,7 +111,7 @@ class SearchContext:
     def params(self, strategy: str, cls: type[P]) -> P:
         """A strategy's parameters: its defaults with `retrieval.tuning.<strategy>` applied
         (a ConfigError for an unknown name or a bad value)."""
-        from memcli.retrieval.params import tuned
+        from memcli.retrieval.tuning import tuned
 
         return tuned(cls, self.cfg.tuning.get(strategy), strategy)
 

@@ -12,47 +12,28 @@ it costs a little), two things per hit:
   graph), the node ids of the path that brought it, from a direct match to the hit
   itself; empty for a direct match (every hit of `hybrid` is one).
 
-A strategy that does not explain itself leaves `why` None: the hit shows its score alone.
-Turning explanations on never changes a score or the order of the hits. `ask --explain`
-(`Memory.ask(explain=True)`) carries them in `--json`; `memcli ui` shows them.
+A strategy hands its scoring passes to `SearchContext.explained` as `Explanation`s
+(memcli.retrieval), which resolves the reasons of the hits finally returned. A strategy
+that does not explain itself leaves `why` None: the hit shows its score alone. Turning
+explanations on never changes a score or the order of the hits. `ask --explain`
+(`Memory.ask(explain=True)`) carries them in `--json`; `memcli ui` shows them, each
+signal by the label and description declared with it (memcli.retrieval.signals.SIGNALS),
+in the order declared; a key declared nowhere comes after them, shown by the key itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 
-#: The signals strategies report, with a label and what the contribution means. Shown in
-#: this order; keys not listed here come after them, labelled by the key itself.
-SIGNALS: dict[str, tuple[str, str]] = {
-    "fulltext": ("full-text", "BM25 of the question's words in the memory's own words"),
-    "related": ("related words", "BM25 of the words nearest the question's"),
-    "vector": ("vector", "cosine between the question and the memory"),
-    "reply": ("reply", "the similarity of the turn it answers, when that turn asks"),
-    "role": ("role cue", "the question names the memory's speaker"),
-    "fulltext_rank": ("full-text rank", "how near the top of the full-text list it came"),
-    "vector_rank": ("vector rank", "how near the top of the vector list it came"),
-}
+from memcli.retrieval.signals import SIGNALS
 
 
 def label(key: str) -> str:
-    """How a signal is shown: its label, else the key itself."""
-    return SIGNALS[key][0] if key in SIGNALS else key
+    """How a signal is shown: its declared label, else the key itself."""
+    return SIGNALS[key].label if key in SIGNALS else key
 
 
 def ordered(why: Mapping[str, float]) -> list[tuple[str, float]]:
-    """The contributions in the order of SIGNALS, unknown keys last (sorted)."""
+    """The contributions in the order the signals are declared, unknown keys last (sorted)."""
     known = [(k, why[k]) for k in SIGNALS if k in why]
     return known + sorted((k, v) for k, v in why.items() if k not in SIGNALS)
-
-
-Reasons = tuple[dict[int, dict[str, float]], dict[int, list[int]]]  # why, via by node id
-
-
-@dataclass
-class Explanation:
-    """One scoring pass: the scores it gave, and how to explain any of them. Explaining
-    is deferred to the hits finally returned (`resolve`), a few of the hundreds scored."""
-
-    score: dict[int, float] = field(default_factory=dict)
-    resolve: Callable[[Sequence[int]], Reasons] | None = None

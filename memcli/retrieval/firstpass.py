@@ -1,7 +1,7 @@
 """The first pass every strategy shares: what a question's two searches find, signal by signal.
 
 One full-text query (the question's words, BM25 per column of the index: the turn's own
-words, its speaker, the opening words of the turns before it) reads `WIDE` times the
+words, its speaker, the opening words of the turns before it) reads `wide` times the
 candidate pool; a second one searches the question's related words (memcli.retrieval.
 related); one vector query reads the pool by cosine. The candidates of each group of kinds
 are its best `pool` rows by weighted BM25 plus its best `pool` by cosine. Every signal is
@@ -16,17 +16,30 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memcli.retrieval.params import FirstPassParams
 from memcli.retrieval.related import related_words
 from memcli.store.search import KNN_MAX
 
 if TYPE_CHECKING:
     from memcli.retrieval import SearchContext
 
-# The full-text pass reads this many times the candidate pool: FTS5 scores every match
-# anyway, and the extra rows give nodes met later (neighbouring turns, the graph) their
-# exact BM25. The vector pass reads just the pool: sqlite-vec's cost grows with k.
-WIDE = 4
+
+@dataclass(frozen=True)
+class FirstPassParams:
+    """The numbers of the first pass every strategy shares (part of `hybrid`'s parameters,
+    memcli.retrieval.params.HybridParams)."""
+
+    candidates: int = 50  # best memories taken from each signal (BM25, cosine)
+    related_words: int = 3  # per question word, its nearest words among the turns' (0: off)
+    related_similarity: float = 0.5  # least cosine between a question word and a related one
+    # The full-text pass reads this many times the candidate pool: FTS5 scores every match
+    # anyway, and the extra rows give nodes met later (neighbouring turns, the graph) their
+    # exact BM25. The vector pass reads just the pool: sqlite-vec's cost grows with k.
+    wide: int = 4
+    # Choosing candidates (and in a node's plain similarity), the related words' BM25 counts
+    # this much beside the question's own words': they are guesses, often a near word
+    # rather than the same thing.
+    related_share: float = 0.5
+
 
 Groups = Sequence[tuple[Sequence[str] | None, int]]  # (kinds or None for any, pool size)
 
@@ -82,7 +95,7 @@ def first_pass(
         if any(g is None for g, _ in groups)
         else sorted({k for g, _ in groups for k in g or ()})
     )
-    wide = WIDE * sum(pool for _, pool in groups)
+    wide = params.wide * sum(pool for _, pool in groups)
     # First: it embeds its words with the query, in one model call.
     related = related_words(ctx, query, params.related_words, params.related_similarity)
     found = FirstPass(query, vector=ctx.query_vector(query))
@@ -97,7 +110,7 @@ def first_pass(
     if len(rows) >= wide:
         found.lexical_floor = min(found.lexical.values())
     if related:
-        _add_related(ctx, found, " ".join(related), wide, kinds)
+        _add_related(ctx, found, " ".join(related), wide, kinds, params.related_share)
     if found.vector is not None:
         knn = ctx.store.vector_search(ctx.space, found.vector, sum(p for _, p in groups), kinds)
         found.cosine = dict(knn)
@@ -105,7 +118,7 @@ def first_pass(
             found.cosine_floor = min(found.cosine.values())
     found.kinds = ctx.store.kinds_of([*found.lexical, *found.related, *found.cosine])
     lexical = {
-        i: found.lexical.get(i, 0.0) + RELATED_SHARE * found.related.get(i, 0.0)
+        i: found.lexical.get(i, 0.0) + params.related_share * found.related.get(i, 0.0)
         for i in found.kinds
     }
     for group, pool in groups:
@@ -116,20 +129,17 @@ def first_pass(
     return found
 
 
-# Choosing candidates, the related words' BM25 counts this much beside the question's own
-# words': they are guesses, often a near word rather than the same thing.
-RELATED_SHARE = 0.5
-
-
 def _add_related(
-    ctx: SearchContext, found: FirstPass, words: str, limit: int, kinds: Sequence[str] | None
-) -> None:
-    """The BM25 of the related words (memcli.retrieval.related)."""
+    ctx: SearchContext, found: FirstPass, words: str, limit: int, kinds: Sequence[str] | None,
+    share: float,
+) -> None:  # fmt: skip
+    """The BM25 of the related words (memcli.retrieval.related), counted `share` as much
+    as the question's own words' in the floor."""
     rows = ctx.store.text_search(ctx.space, words, limit, kinds)
     for node_id, bm25 in rows:
         found.related[node_id] = bm25
     if len(rows) >= limit:  # a node outside both lists scores at most both floors
-        found.lexical_floor += RELATED_SHARE * min(bm25 for _, bm25 in rows)
+        found.lexical_floor += share * min(bm25 for _, bm25 in rows)
 
 
 def ranked(scores: dict[int, float]) -> list[tuple[int, float]]:

@@ -1,20 +1,26 @@
 """`hybrid` (default): the first pass's signals, added up with weights fitted on three kinds
 of conversation.
 
+Its pipeline, every number and switch of it a parameter (memcli.retrieval.params.
+HybridParams, overridable under `retrieval.tuning.hybrid`):
+
 1. The speakers the question names (by name, or by what the others call them) leave the
-   searched text and become its role signal (memcli.retrieval.people).
+   searched text and become its role signal (memcli.retrieval.people; `people_names`,
+   `people_aliases`, `alias_*`).
 2. One first pass (memcli.retrieval.firstpass): BM25 of the question's words per column of
-   the index and of its related words, cosine; its candidates.
-3. Each candidate's SIGNALS (memcli.retrieval.signals), and its score Σ weight × signal
-   (memcli.retrieval.relevance). The weights are HybridParams' defaults: a listwise
-   logistic model fitted on the dev sets of three genres by tests/bench/rank_fit.py
-   (docs/retrieval.md says how and how well).
-4. The question's shape (memcli.retrieval.shapes) decides the rest: a broad question is
-   searched by its topic alone, with twice the candidates, and one about an order or a
-   summary is spread over the sessions (memcli.retrieval.spread); a summary weighs both
-   sides of a chat alike. A question about an enumeration ("for A, B, and C") is also
-   searched item by item, and the rankings are merged in rounds (memcli.retrieval.spread.
-   interleave).
+   the index and of its related words, cosine; its candidates (`candidates`, `wide`,
+   `related_words`, `related_similarity`, `related_share`).
+3. Each candidate's signals, as declared (memcli.retrieval.signals.SIGNALS), and its
+   score Σ weight × signal (memcli.retrieval.relevance). The weights are fields named
+   after the signals, their defaults the declared ones: a listwise logistic model fitted
+   on the dev sets of three genres by tests/bench/rank_fit.py (docs/retrieval.md says how
+   and how well).
+4. The question's shape (memcli.retrieval.shapes, a switch per rule: `shape_*`) decides
+   the rest: a broad question is searched by its topic alone, with `broad_pool` times the
+   candidates, and one about an order or a summary is spread over the sessions (memcli.
+   retrieval.spread); a summary weighs both sides of a chat alike. A question about an
+   enumeration ("for A, B, and C") is also searched item by item, and the rankings are
+   merged in rounds (memcli.retrieval.spread.interleave).
 """
 
 from __future__ import annotations
@@ -22,8 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memcli.models import Hit
-from memcli.retrieval import SearchContext, register_retriever
-from memcli.retrieval.explain import Explanation, Reasons
+from memcli.retrieval import Explanation, Reasons, SearchContext, register_retriever
 from memcli.retrieval.firstpass import ranked
 from memcli.retrieval.params import HybridParams
 from memcli.retrieval.people import People, named_speakers
@@ -61,8 +66,8 @@ def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
     by its topic and spread over the conversation's sessions; for an enumeration, searched
     item by item as well."""
     params = ctx.params("hybrid", HybridParams)
-    people = named_speakers(ctx, query)
-    shape = Shape.of(people.query)
+    people = named_speakers(ctx, query, params)
+    shape = Shape.of(people.query, params)
     size = max(params.candidates, k)
     notes: list[Explanation] = []
 
@@ -74,7 +79,7 @@ def retrieve(ctx: SearchContext, query: str, k: int) -> list[Hit]:
     if not shape.broad:
         order = ranked(scores(people.query, size))
     else:
-        found = scores(shape.topic, 2 * size, roles=not shape.summary)
+        found = scores(shape.topic, params.broad_pool * size, roles=not shape.summary)
         order = ranked(found)
         if shape.ordered or shape.summary:
             order = spread(order, ctx.store.nodes_by_ids(found))

@@ -2,63 +2,56 @@
 
 Each strategy reads its parameters from one dataclass (its defaults are the method's: a
 paper's, or fitted on the dev sets for `hybrid`). A person tuning retrieval overrides them
-under `retrieval.tuning.<strategy>` (docs/retrieval.md, "Advanced tuning"); the benchmark
+under `retrieval.tuning.<strategy>` (docs/retrieval.md, "Tuning a strategy"); the benchmark
 harness does the same through `memcli.eval.variants.with_overrides`. Unknown names and
-values of the wrong type are a ConfigError naming the strategy's parameters.
+values of the wrong type are a ConfigError naming the strategy's parameters (memcli.
+retrieval.tuning).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import typing
-from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from memcli.errors import ConfigError, did_you_mean
+from memcli.retrieval.people import PeopleParams
+from memcli.retrieval.signals import SIGNALS, SignalParams
 
 P = TypeVar("P")
 
 
-@dataclasses.dataclass(frozen=True)
-class FirstPassParams:
-    """The first pass every strategy shares (memcli.retrieval.firstpass)."""
-
-    candidates: int = 50  # best memories taken from each signal (BM25, cosine)
-    related_words: int = 3  # per question word, its nearest words among the turns' (0: off)
-    related_similarity: float = 0.5  # least cosine between a question word and a related one
-
-
-#: The signals of a memory the default weighs (memcli.retrieval.signals computes them).
-SIGNALS: tuple[str, ...] = (
-    "fulltext",  # BM25 of the question's words in the memory's own text
-    "related",  # BM25 of the question's related words (memcli.retrieval.related)
-    "vector",  # cosine between the question's embedding and the memory's
-    "reply",  # plain similarity of the turn before it, when that turn asks something
-    "role",  # 1 when the question names the memory's speaker (memcli.retrieval.people)
-    "fulltext_rank",  # 1 / (RANK_OFFSET + its rank in the first pass's full-text list)
-    "vector_rank",  # 1 / (RANK_OFFSET + its rank in the first pass's vector list)
-)
+def _weighted(cls: type[P]) -> type[P]:
+    """The class with one float field per declared signal (memcli.retrieval.signals.
+    SIGNALS), named after it, its default the declared weight; to be applied before
+    `dataclass`, which makes them fields."""
+    if "__annotations__" not in cls.__dict__:  # else it would extend a base's
+        cls.__annotations__ = {}
+    for declared in SIGNALS.values():
+        if hasattr(cls, declared.name) or declared.name in cls.__annotations__:
+            raise ValueError(f"signal {declared.name!r} is named like a parameter of hybrid")
+        cls.__annotations__[declared.name] = "float"
+        setattr(cls, declared.name, declared.weight)
+    return cls
 
 
 @dataclasses.dataclass(frozen=True)
-class HybridParams(FirstPassParams):
-    """`hybrid`: the first pass, and each signal's weight (memcli.retrieval.signals).
+@_weighted
+class HybridParams(PeopleParams, SignalParams):
+    """`hybrid`: every number and switch of its pipeline, and each signal's weight.
 
-    The weights are a listwise logistic model fitted by tests/bench/rank_fit.py on the
-    dev sets of three genres (docs/retrieval.md, "Where the weights come from"); only
-    their ratios matter. Every other strategy ranks its first memories by them too.
+    The steps' own parts: the first pass (memcli.retrieval.firstpass.FirstPassParams), the
+    question-shape rules (memcli.retrieval.shapes.ShapeParams), the signals' scales
+    (memcli.retrieval.signals.SignalParams) and the people a question names (memcli.
+    retrieval.people.PeopleParams). Then one weight per declared signal, a field named
+    after it (memcli.retrieval.signals.SIGNALS): a listwise logistic model fitted by
+    tests/bench/rank_fit.py on the dev sets of three genres (docs/retrieval.md, "Where the
+    weights come from"); only their ratios matter. Every other strategy ranks its first
+    memories by them too.
     """
 
-    fulltext: float = 0.14
-    related: float = 0.03
-    vector: float = 0.36
-    reply: float = 0.04
-    role: float = 0.21
-    fulltext_rank: float = 1.0
-    vector_rank: float = 0.92
+    broad_pool: int = 2  # a broad question is searched with this many times the candidates
 
     def weights(self) -> dict[str, float]:
-        """Each signal's weight."""
+        """Each signal's weight, in the order of SIGNALS."""
         return {name: getattr(self, name) for name in SIGNALS}
 
 
@@ -129,38 +122,3 @@ class KgParams(GraphParams):
     astar_endpoints: int = 6  # astar: starts between which shortest paths are sought
     astar_max_depth: int = 10  # astar: edges at most in a path
     astar_max_passed: int = 150  # astar: nodes expanded at most per search
-
-
-def tuned(cls: type[P], overrides: Mapping[str, Any] | None, strategy: str) -> P:
-    """The strategy's parameters with `overrides` (name -> value) applied and checked."""
-    if not overrides:
-        return cls()
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    hints = typing.get_type_hints(cls)
-    values: dict[str, Any] = {}
-    for name, value in overrides.items():
-        if name not in fields:
-            raise ConfigError(
-                f"retrieval.tuning.{strategy}: unknown parameter {name!r}"
-                f"{did_you_mean(str(name), list(fields))}",
-                fix=f"the parameters of {strategy} are: {', '.join(fields)}",
-            )
-        values[name] = _checked(strategy, name, hints[name], value)
-    return cls(**values)
-
-
-def _checked(strategy: str, name: str, typ: Any, value: Any) -> Any:
-    """A number of the parameter's type (an int is a float too), at least 0, or a
-    ConfigError. (true/false are not numbers here, nor is NaN.)"""
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not number or (typ is int and not isinstance(value, int)) or value != value:
-        raise ConfigError(
-            f"retrieval.tuning.{strategy}.{name}: expected {typ.__name__}, got {value!r}",
-            fix=f"set it to a {typ.__name__}, or remove it for the default",
-        )
-    if value < 0:
-        raise ConfigError(
-            f"retrieval.tuning.{strategy}.{name} must be at least 0, got {value}",
-            fix="set it to 0 or more, or remove it for the default",
-        )
-    return float(value) if typ is float else value

@@ -11,6 +11,9 @@ word that one speaker writes as a vocative (at the very start of a turn, "Hi Bea
 "Bea, look", and at its end, "Thank you Bea!") again and again, that the other
 speakers do not use so, names the person those turns answer: the speaker of the turns
 next to them.
+
+Both are steps of `hybrid` with a switch (`people_names`, `people_aliases`) and the numbers
+of the second are parameters (`alias_*`), all in PeopleParams.
 """
 
 from __future__ import annotations
@@ -26,12 +29,18 @@ if TYPE_CHECKING:
     from memcli.models import Node
     from memcli.retrieval import SearchContext
 
-# How much use makes a word someone's name: vocatives in all, of them at a turn's start,
-# and the share written by one speaker and answered by one other.
-VOCATIVES = 3
-OPENINGS = 2
-SHARE = 0.8
-_MENTIONS = 300  # turns read to count a word's uses
+
+@dataclass(frozen=True)
+class PeopleParams:
+    """Whom a question names, a switch each, and how much use makes a word someone's name
+    (part of `hybrid`'s parameters, memcli.retrieval.params.HybridParams)."""
+
+    people_names: bool = True  # a speaker's name in the question is a role, not words to match
+    people_aliases: bool = True  # ... and so is what the chat calls them (off: account names)
+    alias_vocatives: int = 3  # vocatives a word needs in all to name someone
+    alias_openings: int = 2  # ... of them at the start of a turn
+    alias_share: float = 0.8  # share of them by one speaker, and of the answers by one other
+    alias_turns: int = 300  # turns read to count a word's uses
 
 
 @dataclass(frozen=True)
@@ -42,13 +51,20 @@ class People:
     query: str
 
 
-def named_speakers(ctx: SearchContext, question: str) -> People:
-    """The speakers the question names, by their name or by what they are called."""
+def named_speakers(
+    ctx: SearchContext, question: str, params: PeopleParams = PeopleParams()
+) -> People:
+    """The speakers the question names, by their name or by what they are called (as far
+    as `params` switches these on)."""
+    if not params.people_names:
+        return People(frozenset(), question)
     found: dict[str, str] = {}
     for word in dict.fromkeys(strip_possessive(w) for w in name_words(question)):
         if not word[:1].isupper() or word.lower() in STOPWORDS or len(word) < 2:
             continue
-        speaker = ctx.store.speaker_named(ctx.space, word) or addressee(ctx, word)
+        speaker = ctx.store.speaker_named(ctx.space, word) or (
+            addressee(ctx, word, params) if params.people_aliases else None
+        )
         if speaker is not None:
             found[word] = speaker.lower()
     if not found:
@@ -65,20 +81,24 @@ def _without(question: str, names: set[str]) -> str:
     return text if rest else question
 
 
-def addressee(ctx: SearchContext, word: str) -> str | None:
+def addressee(ctx: SearchContext, word: str, params: PeopleParams = PeopleParams()) -> str | None:
     """The speaker a word names when the space uses it to address them (else None)."""
-    found = ctx.store.text_search(ctx.space, word, _MENTIONS, ["episode"])
+    found = ctx.store.text_search(ctx.space, word, params.alias_turns, ["episode"])
     turns = ctx.store.nodes_by_ids([i for i, _ in found])
     calling = [n for n in turns.values() if n.speaker and _vocative(n.text, word)]
-    if len(calling) < VOCATIVES or sum(_opening(n.text, word) for n in calling) < OPENINGS:
+    openings = sum(_opening(n.text, word) for n in calling)
+    if len(calling) < params.alias_vocatives or openings < params.alias_openings:
         return None
     caller, count = Counter(n.speaker for n in calling).most_common(1)[0]
-    if count < SHARE * len(calling):
+    if count < params.alias_share * len(calling):
         return None
-    return _answerer(ctx, [n for n in calling if n.speaker == caller], caller)
+    calls = [n for n in calling if n.speaker == caller]
+    return _answerer(ctx, calls, caller, params.alias_share)
 
 
-def _answerer(ctx: SearchContext, calls: list[Node], caller: str | None) -> str | None:
+def _answerer(
+    ctx: SearchContext, calls: list[Node], caller: str | None, share: float
+) -> str | None:
     """The one speaker (other than the caller) of the turns next to these turns."""
     ids = [n.id for n in calls]
     near = {n for a, b, _, _ in ctx.store.edge_rows(ids, ["NEXT"]) for n in (a, b)} - set(ids)
@@ -88,7 +108,7 @@ def _answerer(ctx: SearchContext, calls: list[Node], caller: str | None) -> str 
     if not others:
         return None
     speaker, count = others.most_common(1)[0]
-    return speaker if count >= SHARE * sum(others.values()) else None
+    return speaker if count >= share * sum(others.values()) else None
 
 
 def _opening(text: str, word: str) -> bool:

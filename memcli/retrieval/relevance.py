@@ -50,11 +50,12 @@ class Relevance:
         cue or without; `extra` groups of other kinds join the first pass (their nodes get
         plain similarities)."""
         params = ctx.params("hybrid", HybridParams)
-        people = people or named_speakers(ctx, question)
+        people = people or named_speakers(ctx, question, params)
         groups = [(MEMORY_KINDS, size), *extra]
         fp = first_pass(ctx, people.query if text is None else text, groups, params)
         first = [i for i in fp.candidates if fp.kinds.get(i) in MEMORY_KINDS]
-        signals = Signals.start(ctx, fp, question, people.speakers if roles else None, first)
+        named = people.speakers if roles else None
+        signals = Signals.start(ctx, fp, question, named, first, params)
         found = cls(signals, params.weights(), first, {}, {})
         found.score(first)
         return found

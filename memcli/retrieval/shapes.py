@@ -27,6 +27,11 @@ most items. An enumeration is three or more comma-separated pieces with "and"/"o
 the last ("A, B, and C" or "A, B and C"); each piece, with the words around the list
 attached to the first and the last, is one part. Questions asking for an order or a
 summary have none: they are spread over the sessions instead.
+
+Each rule `hybrid` applies is a named step with a switch in ShapeParams (`shape_broad`,
+`shape_ordered`, `shape_summary`, `shape_aggregate`, `shape_parts`, `shape_pronouns`;
+set under `retrieval.tuning.hybrid`): a rule switched off never matches, so it neither
+makes a question broad nor trims its topic.
 """
 
 from __future__ import annotations
@@ -121,12 +126,29 @@ def _parts(text: str) -> tuple[str, ...]:
     return tuple(pieces) if len(pieces) >= 3 else ()
 
 
-def _topic(question: str) -> str:
-    """The question without the words that ask for a form of answer."""
+def _topic(question: str, forms: Iterable[re.Pattern[str]]) -> str:
+    """The question without the words that ask for a form of answer (`forms`: the order and
+    summary rules, a pattern that never matches for one switched off)."""
     text = _FORM_REQUEST.sub(" ", question)
-    for pattern in (_ORDER, _SUMMARY, _META):
+    for pattern in (*forms, _META):
         text = pattern.sub(" ", text)
     return re.sub(r"\s+", " ", text).strip(" ,.?") or question
+
+
+_NEVER = re.compile(r"(?!)")  # the pattern of a rule switched off: it matches nothing
+
+
+@dataclass(frozen=True)
+class ShapeParams:
+    """The question-shape rules of `hybrid`, a switch each (part of its parameters,
+    memcli.retrieval.params.HybridParams; false: the rule never matches)."""
+
+    shape_broad: bool = True  # any question broad at all (off: the three rules below)
+    shape_ordered: bool = True  # an order or a progression makes it broad, spread over sessions
+    shape_summary: bool = True  # a summary makes it broad, spread, both sides of a chat alike
+    shape_aggregate: bool = True  # a total over the conversation makes it broad
+    shape_parts: bool = True  # an enumeration is also searched item by item
+    shape_pronouns: bool = True  # "I"/"my", "did you" name the user, the assistant (role signal)
 
 
 @dataclass(frozen=True)
@@ -140,10 +162,19 @@ class Shape:
     parts: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, question: str) -> Shape:
-        ordered = _ORDER.search(question) is not None
-        summary = _SUMMARY.search(question) is not None
-        broad = ordered or summary or _AGGREGATE.search(question) is not None
-        topic = _topic(question) if broad else question
-        parts = () if ordered or summary else _parts(topic)
+    def of(cls, question: str, rules: ShapeParams = ShapeParams()) -> Shape:
+        """The shape of a question under the rules switched on (all, by default)."""
+        order, summing, totalling = (
+            pattern if rules.shape_broad and on else _NEVER
+            for pattern, on in (
+                (_ORDER, rules.shape_ordered),
+                (_SUMMARY, rules.shape_summary),
+                (_AGGREGATE, rules.shape_aggregate),
+            )
+        )
+        ordered = order.search(question) is not None
+        summary = summing.search(question) is not None
+        broad = ordered or summary or totalling.search(question) is not None
+        topic = _topic(question, (order, summing)) if broad else question
+        parts = () if ordered or summary or not rules.shape_parts else _parts(topic)
         return cls(broad, ordered, summary, topic, parts)

@@ -44,10 +44,10 @@ def why_bar(why: Mapping[str, float], score: float) -> str:
 
 
 def why_legend(why: Mapping[str, float]) -> str:
-    """Each contribution as a labelled value, in the order of the signals table."""
+    """Each contribution as a labelled value, in the order the signals are declared."""
     items = []
     for key, value in ordered(why):
-        hint = SIGNALS[key][1] if key in SIGNALS else key
+        hint = SIGNALS[key].about if key in SIGNALS else key
         items.append(
             f'<li title="{esc(hint)}"><i class="sw {_signal_class(key)}"></i>'
             f"{esc(label(key))} <b>{value:+.3f}</b></li>"

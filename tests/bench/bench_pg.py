@@ -143,7 +143,7 @@ def run(cfg: Config, url: str, workdir: Path, strategies: list[str]) -> dict[str
 
 
 COLUMNS = ("total", "text", "speaker", "context")
-COLUMN_ROWS = 200  # the rows the default first pass reads: WIDE (4) x 50 candidates
+COLUMN_ROWS = 200  # the rows the default first pass reads: wide (4) x 50 candidates
 
 
 def column_rows(store: Any, question: str) -> dict[tuple[Any, ...], list[float]]:
@@ -332,13 +332,12 @@ def _fulltext_timed(store: Any, questions: int = 40) -> dict[str, Any]:
     the default reads) over the first dev questions, their speakers' names left out as
     `ask` leaves them out."""
     from memcli.retrieval import SearchContext
-    from memcli.retrieval.firstpass import WIDE
     from memcli.retrieval.params import HybridParams
     from memcli.retrieval.people import named_speakers
 
     ctx = SearchContext(store, "default", None, Config().retrieval)
     asked = [q["question"] for q in json.loads(DEV.read_text(encoding="utf-8"))[0]["qa"]]
-    rows = WIDE * HybridParams().candidates
+    rows = HybridParams().wide * HybridParams().candidates
     seconds = []
     for question in asked[:questions]:
         query = named_speakers(ctx, question).query

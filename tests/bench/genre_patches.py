@@ -1,60 +1,49 @@
-"""Switches for retrieval components that have no setting, and probes that count what fires.
+"""The lab's short names for `hybrid`'s switches, the one patch of the index, and probes that
+count what fires.
 
-Ablating a component means running retrieval as if it were not there. Where a setting does
-that (`ppr_weight=0`), a variant overrides it; where none does, the bench patches the module
-for the duration of one question (never a switch in production code). A variant names a
-patch like a setting: `nonames=hybrid:names=off`, `noctx=hybrid:context_weight=0`.
+Ablating a component means running retrieval as if it were not there. Every step of the
+default's pipeline has a public switch, a parameter of `hybrid` (memcli.retrieval.params.
+HybridParams), which a variant sets like any other (`nobroad=hybrid:shape_broad=off`); the
+lab's short names stand for them (`nobroad=hybrid:broad=off`):
 
-- ordered=off, summary=off, aggregate=off: that question-shape pattern never matches
+- ordered=off, summary=off, aggregate=off: that question-shape rule never matches
   (memcli.retrieval.shapes), so it neither makes a question broad nor trims its topic;
 - broad=off: all three at once: no question is broad;
 - parts=off: no question is an enumeration;
-- context_weight=W: the BM25 weight of a turn's context column (memcli.store.sqlite.fts); at 0 the
-  column is also left out of the match, as if turns were indexed without context;
+- pronouns=off: "I"/"you" never name the user or the assistant (memcli.retrieval.shapes);
 - names=off: the question's speakers are not read (memcli.retrieval.people): their names
   stay in the searched text and give no role cue;
 - aliases=off: only a speaker's account name names them (no name read from how the chat
-  addresses them);
-- pronouns=off: "I"/"you" never name the user or the assistant (memcli.retrieval.shapes).
+  addresses them).
+
+One component belongs to the index, not to retrieval, and has no parameter: the weight of a
+turn's context column, which the store's full-text search applies (memcli.store.sqlite.fts).
+`context_weight=W` sets that public constant for the duration of one question; at 0 the
+column is also left out of the match, as if turns were indexed without context.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from unittest import mock
 
-from memcli.errors import UsageError
-from memcli.retrieval import people, relevance, shapes, signals
+from memcli.retrieval import people, shapes
 from memcli.retrieval.signals import Signals
 from memcli.store.sqlite import fts
 
-NEVER = re.compile(r"(?!)")  # a pattern that matches nothing
-_SHAPE_PATTERNS = {"ordered": "_ORDER", "summary": "_SUMMARY", "aggregate": "_AGGREGATE"}
-
-
-def _off(value: str, key: str) -> None:
-    if value != "off":
-        raise UsageError(f"{key}={value}: this switch only takes 'off'", fix=f"write {key}=off")
-
-
-def _shape_off(key: str) -> Callable[[str], contextlib.AbstractContextManager[Any]]:
-    def patch(value: str) -> contextlib.AbstractContextManager[Any]:
-        _off(value, key)
-        names = _SHAPE_PATTERNS.values() if key == "broad" else [_SHAPE_PATTERNS[key]]
-        stack = contextlib.ExitStack()
-        for name in names:
-            stack.enter_context(mock.patch.object(shapes, name, NEVER))
-        return stack
-
-    return patch
-
-
-def _parts_off(value: str) -> contextlib.AbstractContextManager[Any]:
-    _off(value, "parts")
-    return mock.patch.object(shapes, "_parts", lambda _text: ())
+#: Short name -> the parameter of `hybrid` it stands for.
+SWITCHES: dict[str, str] = {
+    "broad": "shape_broad",
+    "ordered": "shape_ordered",
+    "summary": "shape_summary",
+    "aggregate": "shape_aggregate",
+    "parts": "shape_parts",
+    "pronouns": "shape_pronouns",
+    "names": "people_names",
+    "aliases": "people_aliases",
+}
 
 
 def _context_weight(value: str) -> contextlib.AbstractContextManager[Any]:
@@ -72,36 +61,15 @@ def _context_weight(value: str) -> contextlib.AbstractContextManager[Any]:
     return stack
 
 
-def _names_off(value: str) -> contextlib.AbstractContextManager[Any]:
-    _off(value, "names")
-    return mock.patch.object(
-        relevance, "named_speakers", lambda _ctx, q: people.People(frozenset(), q)
-    )
-
-
-def _aliases_off(value: str) -> contextlib.AbstractContextManager[Any]:
-    _off(value, "aliases")
-    return mock.patch.object(people, "addressee", lambda _ctx, _word: None)
-
-
-def _pronouns_off(value: str) -> contextlib.AbstractContextManager[Any]:
-    _off(value, "pronouns")
-    return mock.patch.object(signals, "pronoun_roles", lambda _q, _speakers: set())
-
-
 PATCHES: dict[str, Callable[[str], contextlib.AbstractContextManager[Any]]] = {
-    "names": _names_off,
-    "aliases": _aliases_off,
-    "pronouns": _pronouns_off,
-    "parts": _parts_off,
     "context_weight": _context_weight,
-    **{key: _shape_off(key) for key in (*_SHAPE_PATTERNS, "broad")},
 }
 
 
 def split_overrides(settings: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """(retrieval settings, patches) of a variant's overrides."""
-    config = {k: v for k, v in settings.items() if k not in PATCHES}
+    """(retrieval settings and parameters, the short names read as the parameters they
+    stand for; patches) of a variant's overrides."""
+    config = {SWITCHES.get(k, k): v for k, v in settings.items() if k not in PATCHES}
     return config, {k: v for k, v in settings.items() if k in PATCHES}
 
 
@@ -116,7 +84,7 @@ def patched(patches: Mapping[str, str]) -> Iterator[None]:
 
 class Probe:
     """Records, per question, which store-dependent cues of `hybrid` fired while `variant`
-    answered."""
+    answered (it wraps two public functions, changing nothing they return)."""
 
     def __init__(self, variant: str) -> None:
         self.variant = variant
@@ -129,15 +97,15 @@ class Probe:
         sink = self.fired.setdefault(key, {})
         real_start, real_addressee = Signals.start, people.addressee
 
-        def start(ctx: Any, fp: Any, question: str, named: Any, pool: Any) -> Signals:
-            found = real_start(ctx, fp, question, named, pool)
+        def start(ctx: Any, fp: Any, question: str, named: Any, *rest: Any) -> Signals:
+            found = real_start(ctx, fp, question, named, *rest)
             speakers = {n.speaker for n in found.nodes.values() if n.speaker}
             _any(sink, "role cue", bool(found.people))
             _any(sink, "role cue by pronoun", bool(shapes.pronoun_roles(question, speakers)))
             return found
 
-        def addressee(ctx: Any, word: str) -> Any:
-            speaker = real_addressee(ctx, word)
+        def addressee(ctx: Any, word: str, *rest: Any) -> Any:
+            speaker = real_addressee(ctx, word, *rest)
             _any(sink, "a name read as what a speaker is called", speaker is not None)
             return speaker
 

@@ -1,7 +1,7 @@
 """Retrieval recall over the three dev genres in one run, with noise bands.
 
     nice -n 5 .venv/bin/python -m tests.bench.genres \
-        --variant base=hybrid --variant nopr=hybrid:ppr_weight=0 --baseline base \
+        --variant base=hybrid --variant norole=hybrid:role=0 --baseline base \
         [--genres locomo,beam,realtalk] [--save run.json] [--compare old.json] \
         [--fires] [--logo] [--rebuild] [--out report.md]
 
@@ -14,7 +14,8 @@ store_cache: keyed by the input files, the build settings and the code that buil
 and reused; --rebuild forces new ones.
 
 A variant is NAME=STRATEGY[:KEY=VALUE,...] (memcli.eval.variants), the keys being
-retrieval settings or the bench's patches for components without one (tests/bench/
+retrieval settings, a strategy's parameters (`hybrid`'s switches also by the lab's short
+names, `broad=off`) or the one patch of the index, `context_weight` (tests/bench/
 genre_patches.py). Variants are asked question by question in turn, so their latencies
 are measured side by side. Every difference against --baseline, per genre and for the
 macro mean over genres, comes with a 95% paired bootstrap interval over questions

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from memcli.eval.bootstrap import paired_bootstrap
-from memcli.retrieval.params import SIGNALS, HybridParams
+from memcli.retrieval.params import HybridParams
+from memcli.retrieval.signals import SIGNALS
 from tests.bench.rank_dump import load
 from tests.bench.rank_fit import Question, band_of, fit_logit, per_genre
 

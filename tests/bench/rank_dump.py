@@ -7,12 +7,13 @@
 For each question of the three dev genres (tests/bench/genres.py: the same data, the same
 cached stores), the default's first pass and candidate pool (memcli.retrieval.firstpass,
 memcli.retrieval.signals) are computed as `ask` computes them, and saved: one row per
-candidate memory with its SIGNALS, whether its ref is gold, its rank in the full-text and
-vector lists. tests/bench/rank_fit.py fits weights on the rows and scores recall@k offline,
-question by question, as `memcli eval` scores it (gold refs the pool misses count as
-misses). With --pagerank, each row also gets the default's former PageRank (seeds: the 40
-best by plain similarity, 2 hops), to see whether it earns its cost. With --tune, the pools
-are those of `hybrid` under other parameters (memcli.retrieval.params.HybridParams).
+candidate memory with every declared signal (memcli.retrieval.signals.SIGNALS, in their
+order), whether its ref is gold, its rank in the full-text and vector lists. tests/bench/
+rank_fit.py fits weights on the rows and scores recall@k offline, question by question, as
+`memcli eval` scores it (gold refs the pool misses count as misses). With --pagerank, each
+row also gets the default's former PageRank (seeds: the 40 best by plain similarity, 2
+hops), to see whether it earns its cost. With --tune, the pools are those of `hybrid` under
+other parameters (memcli.retrieval.params.HybridParams).
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from memcli.eval.store_cache import built_store, code_hash
 from memcli.memory import Memory
 from memcli.retrieval import SearchContext
 from memcli.retrieval.firstpass import ranked
-from memcli.retrieval.params import SIGNALS, GraphParams, HybridParams
+from memcli.retrieval.params import GraphParams, HybridParams
 from memcli.retrieval.relevance import Relevance
+from memcli.retrieval.signals import SIGNALS
 from tests.bench.genres import CACHE, DATA, GENRES, load_genre, shared_models
 from tests.bench.rank_extra import columns, extra_rows
 

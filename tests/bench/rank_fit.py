@@ -15,10 +15,11 @@ method for linear rankers), for comparison: it gains in sample and loses out of 
 `--ablate` leaves each signal out in turn, fits again and reports the held-out genres'
 recall against the fit with every signal, with bands.
 
-Reported, recall@k per genre: the weights in code (HybridParams), the fit on all three
-genres (in sample) and, for each genre, the fit on the other two scored on it (leave one
-genre out), each with a 95% paired bootstrap band against the weights in code; then the
-fitted weights as HybridParams fields (scaled so the largest is 1; only ratios matter).
+Reported, recall@k per genre: the weights in code (each signal's declared weight,
+memcli.retrieval.signals.SIGNALS), the fit on all three genres (in sample) and, for each
+genre, the fit on the other two scored on it (leave one genre out), each with a 95% paired
+bootstrap band against the weights in code; then the fitted weights, to write into the
+declarations (scaled so the largest is 1; only ratios matter).
 Recall is scored as `memcli eval` scores it: candidates ranked by score (ties by node id),
 refs deduplicated, |gold ∩ first k| / |gold|; gold refs outside the pool count as misses.
 """
@@ -33,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from memcli.eval.bootstrap import Band, paired_bootstrap
-from memcli.retrieval.params import SIGNALS, HybridParams
+from memcli.retrieval.signals import SIGNALS
 from tests.bench.rank_dump import load
 
 
@@ -166,7 +167,7 @@ def report(qs: list[Question], args: argparse.Namespace) -> list[str]:
 
     fit = _fitter(args)
     k, genres = args.at, list(dict.fromkeys(q.genre for q in qs))
-    coded = np.array([getattr(HybridParams(), s, 0.0) for s in args.signals])
+    coded = np.array([SIGNALS[s].weight if s in SIGNALS else 0.0 for s in args.signals])
     base, w_all = per_genre(qs, coded, k), fit(qs)
     inside = per_genre(qs, w_all, k)
     lines = ["| genre | weights in code | fitted on all | Δ | fitted on the others | Δ |",
@@ -187,9 +188,9 @@ def report(qs: list[Question], args: argparse.Namespace) -> list[str]:
     ]
     lines += ["", "gold in the pool at all: "
               + ", ".join(f"{g} {100 * v:.1f}" for g, v in zip(genres, pool, strict=True)),
-              "", "fitted on all three genres (HybridParams):"]  # fmt: skip
+              "", "fitted on all three genres (each @signal declaration's weight):"]  # fmt: skip
     scale = np.abs(w_all).max() or 1.0
-    lines += [f"    {s}: float = {v / scale:.2f}" for s, v in zip(args.signals, w_all, strict=True)]
+    lines += [f"    {s}: weight={v / scale:.2f}" for s, v in zip(args.signals, w_all, strict=True)]
     return lines
 
 

@@ -7,7 +7,7 @@ taken in turn from each speaker a question names.
 
 Reads what tests/bench/rank_dump.py saved and the cached stores it was dumped from (for
 the memories' vectors and speakers). The pool is ranked by the weights in code
-(HybridParams), then
+(each signal's declared weight, memcli.retrieval.signals.SIGNALS), then
 
 - MMR (Carbonell and Goldstein): the next memory taken is the one whose score (0-1 over
   the pool) minus lambda x its largest cosine with a memory already taken is highest, for
@@ -38,7 +38,7 @@ from memcli.config import Config
 from memcli.eval.bootstrap import paired_bootstrap
 from memcli.eval.store_cache import built_store, code_hash
 from memcli.memory import Memory
-from memcli.retrieval.params import SIGNALS, HybridParams
+from memcli.retrieval.signals import SIGNALS
 from tests.bench.genres import CACHE, DATA, GENRES, load_genre
 from tests.bench.rank_compare import chosen_on_others, held_out
 from tests.bench.rank_dump import load
@@ -90,7 +90,7 @@ def stores(found: dict[str, Any]) -> dict[tuple[str, str], Memory]:
 
 
 def run(found: dict[str, Any]) -> list[str]:
-    weights = np.array([getattr(HybridParams(), s) for s in SIGNALS])
+    weights = np.array([s.weight for s in SIGNALS.values()])
     mems = stores(found)
     by_lam: dict[float, dict[str, list[float]]] = {lam: {} for lam in LAMBDAS}
     pairs: dict[str, tuple[list[float], list[float]]] = {}
@@ -111,7 +111,7 @@ def run(found: dict[str, Any]) -> list[str]:
             by_lam[lam].setdefault(g, []).append(recall([q["refs"][n] for n in picked], q["gold"]))
         nodes = store.nodes_by_ids(ids)
         speakers = [(nodes[i].speaker or "") if i in nodes else "" for i in ids]
-        role = x[:, SIGNALS.index("role")]
+        role = x[:, list(SIGNALS).index("role")]
         named = sorted({speakers[n] for n in range(len(ids)) if role[n] > 0})
         base = recall([q["refs"][n] for n in order], q["gold"])
         new = base
@@ -152,7 +152,7 @@ def pools(found: dict[str, Any]) -> list[str]:
         qs = []
         for q in found["questions"]:
             x = np.asarray(q["x"], dtype=float)[:, : len(SIGNALS)]
-            role = x[:, SIGNALS.index("role")] > 0
+            role = x[:, list(SIGNALS).index("role")] > 0
             keep = rule(np.array(q["lex_rank"]), np.array(q["cos_rank"]), role)
             refs = [r for r, k in zip(q["refs"], keep, strict=True) if k]
             gold = set(q["gold"])

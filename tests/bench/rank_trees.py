@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memcli.retrieval.params import SIGNALS
+from memcli.retrieval.signals import SIGNALS
 from tests.bench.rank_fit import Question, fit_logit, questions
 
 
