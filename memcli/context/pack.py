@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from memcli.config import RetrievalConfig
 from memcli.context.about import group_words, groups, render_group
 from memcli.context.excerpt import matched_span
 from memcli.context.passages import word_spans
@@ -77,7 +78,6 @@ def item_line(hit: Hit) -> str:
 EXCERPT_MIN = 40  # words: the shortest excerpt of a long message worth showing
 #: What a model derived from the turns; packed within words of its own (see `pack`).
 DERIVED = frozenset({"fact", "reflection"})
-DERIVED_SHARE = 0.3  # retrieval.derived_words' default, as a share of word_budget's
 
 
 def _select(
@@ -206,13 +206,13 @@ def pack(
     """Choose hits within the budget and render them; long messages are shown by the part
     that `question` is about. Facts and reflections get `derived` words of their own, on top
     of `budget`: a model's derived memories, good or weak, never push a verbatim turn out of
-    the context (None: DERIVED_SHARE of `budget`). With `subjects`, what the chosen hits
-    say about a subject is grouped
+    the context (None: in the default settings' proportion, `retrieval.derived_words` for
+    `word_budget`). With `subjects`, what the chosen hits say about a subject is grouped
     (memcli.context.about); the words a group adds (its heading, dates, marks) come out of
     the budget: the hits are chosen again within what is left, and groups that would still
     not fit are left out."""
     if derived is None:
-        derived = int(budget * DERIVED_SHARE)
+        derived = RetrievalConfig.derived_words * budget // RetrievalConfig.word_budget
     chosen = _choose(hits, budget, derived, caps, question)
     about = groups(chosen, subjects)
     if about:
