@@ -1,6 +1,6 @@
 """Variants of retrieval to compare in one run: a strategy plus settings overridden.
 
-A variant is written `NAME=STRATEGY[:KEY=VALUE,KEY=VALUE...]`, e.g. `nopr=hybrid:ppr_weight=0`,
+A variant is written `NAME=STRATEGY[:KEY=VALUE,KEY=VALUE...]`, e.g. `norole=hybrid:role=0`,
 or just `STRATEGY` (named after it). Values are read as in a YAML config file (0, 0.5, true).
 Every override goes through `with_overrides`, the one place that knows where a strategy's
 parameters live: a key of the `retrieval` settings (k, pool, ...) sets that; any other key
@@ -49,7 +49,7 @@ def parse_variant(spec: str) -> Variant:
     if not _NAME.fullmatch(name) or not _NAME.fullmatch(strategy):
         raise UsageError(
             f"bad variant {spec!r}",
-            fix="write NAME=STRATEGY[:KEY=VALUE,...], e.g. nopr=hybrid:ppr_weight=0",
+            fix="write NAME=STRATEGY[:KEY=VALUE,...], e.g. norole=hybrid:role=0",
         )
     overrides = []
     for item in filter(None, (s.strip() for s in settings.split(","))):
@@ -66,7 +66,7 @@ def with_overrides(
     """The retrieval settings with `overrides` (key -> value text) applied and checked:
     settings of the section directly, the strategy's parameters under its tuning."""
     from memcli.retrieval import params_class
-    from memcli.retrieval.params import tuned
+    from memcli.retrieval.tuning import tuned
 
     known = [f.name for f in dataclasses.fields(cfg) if f.name != "tuning"]
     strategy = strategy or cfg.strategy
