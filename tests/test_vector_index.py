@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from memcli.store import Store, open_store
+from memcli.store.search import nearest_first
 from memcli.store.sqlite.vector_index import _read_fast, _read_scan
 from memcli.store.sqlite.vectors import SCAN_BELOW
 
@@ -158,3 +159,17 @@ def test_a_store_without_vectors_can_be_warmed(tmp_path: Path) -> None:
         store.use_vector_index()
         assert store.vector_search("a", np.ones(DIM), 5) == []
         assert store._index is not None and store._index.size == 0
+
+
+def test_distances_apart_only_by_rounding_are_one_distance_ordered_by_node_id() -> None:
+    # What sqlite-vec and pgvector answer for the same two equidistant nodes differs in
+    # the last float32 bits, and in either direction.
+    sqlite_like = [(0.30000001, 9), (0.30000004, 4), (0.25, 7), (0.5, 1)]
+    postgres_like = [(0.30000004, 9), (0.30000001, 4), (0.25000002, 7), (0.5, 1)]
+    order = [node for node, _ in nearest_first(sqlite_like, 4)]
+    assert order == [7, 4, 9, 1]
+    assert [node for node, _ in nearest_first(postgres_like, 4)] == order
+    assert [node for node, _ in nearest_first(sqlite_like, 2)] == [7, 4]
+    # Distinct distances keep their order whatever the ids.
+    assert [node for node, _ in nearest_first([(0.2, 5), (0.1, 6)], 2)] == [6, 5]
+    assert nearest_first([(0.25, 7)], 1) == [(7, 0.75)]

@@ -95,6 +95,27 @@ def cjk_rows(
 # limit, which the Postgres store keeps too).
 KNN_MAX = 4096
 
+# Two cosine distances closer than this are one distance. Each backend sums a dot product
+# in its own order (sqlite-vec, pgvector's SIMD or portable build), so a distance differs
+# in its last float32 bits from one backend to the other, and two nodes at the same
+# distance (the same words in the same proportions) would come out in either order.
+SAME_DISTANCE = 1e-6
+
+
+def nearest_first(found: Iterable[tuple[float, int]], limit: int) -> list[tuple[int, float]]:
+    """(node id, similarity) of `limit` (distance, node id) pairs, nearest first: distances
+    within SAME_DISTANCE of the first of their run count as that one, ties by node id, so
+    both backends answer alike."""
+    ordered = sorted(found)
+    settled: list[tuple[float, int]] = []
+    start = None
+    for distance, node_id in ordered:
+        if start is None or distance - start > SAME_DISTANCE:
+            start = distance
+        settled.append((start, node_id))
+    settled.sort()
+    return [(node_id, 1.0 - distance) for distance, node_id in settled[:limit]]
+
 
 class TextRows:
     """Full-text writes both backends make over their own `index_texts`."""

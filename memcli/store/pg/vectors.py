@@ -22,7 +22,7 @@ from memcli.errors import DatabaseError
 from memcli.store.pg import schema
 from memcli.store.pg.base import PgBase
 from memcli.store.pg.connect import driver, here, lock_key
-from memcli.store.search import KNN_MAX, VectorSize
+from memcli.store.search import KNN_MAX, VectorSize, nearest_first
 
 # Past this many vectors an exact scan costs more than pgvector's HNSW search by enough to
 # accept its approximation (docs/postgres.md, "Measured": at 50,000 MiniLM vectors 88 ms
@@ -210,17 +210,17 @@ class Vectors(PgBase, VectorSize):
             rows = self._vector_rows(f"{head}{where} ORDER BY 2, node LIMIT %(limit)s", args)
         else:
             rows = self._approximate(f"{head}{where} ORDER BY embedding <=> %(q)s", args)
-        return [(int(node), 1.0 - float(d)) for node, d in rows]
+        return nearest_first(((float(d), int(node)) for node, d in rows), limit)
 
     def _approximate(self, statement: str, args: dict[str, Any]) -> list[tuple[int, float]]:
-        """The index's nearest, ties by id: pgvector's iterative scan keeps looking until
-        the filter lets `limit` through (a space or kind among many)."""
+        """The index's nearest as (node, distance) rows: pgvector's iterative scan keeps
+        looking until the filter lets `limit` through (a space or kind among many)."""
         ef = max(40, min(_EF_SEARCH_MAX, 2 * int(args["limit"])))
         with self.conn.transaction():
             self.run("SET LOCAL hnsw.iterative_scan = relaxed_order")
             self.run(f"SET LOCAL hnsw.ef_search = {ef}")
             rows = self.run(f"{statement} LIMIT %(limit)s", args).fetchall()
-        return sorted(rows, key=lambda r: (float(r[1]), int(r[0])))
+        return list(rows)
 
     def get_vectors(self, node_ids: Sequence[int]) -> dict[int, Any]:
         """Stored vectors of the given nodes as numpy arrays (nodes without one are absent)."""

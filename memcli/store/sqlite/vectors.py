@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memcli.errors import DatabaseError
-from memcli.store.search import KNN_MAX, VectorSize
+from memcli.store.search import KNN_MAX, VectorSize, nearest_first
 from memcli.store.sqlite import search_tables, sql
 from memcli.store.sqlite.base import StoreBase
 from memcli.store.sqlite.vector_index import EPOCH_KEY, MAX_ID_KEY, VectorIndex, shared_index
@@ -108,8 +108,7 @@ class Vectors(StoreBase, VectorSize):
             ]
         else:
             found = self._nearest(space, query, limit, kinds)
-        found.sort()
-        return [(node_id, 1.0 - distance) for distance, node_id in found[:limit]]
+        return nearest_first(found, limit)
 
     def _nearest(
         self, space: str, query: bytes, limit: int, kinds: Sequence[str] | None
