@@ -71,7 +71,8 @@ def test_stores_are_built_once_and_rebuilt_on_request(
 ) -> None:
     cfg, cache = _cfg(fake_server), tmp_path / "cache"
     _evaluate(cfg, chat_dir, cache, "hybrid")
-    (built,) = (cache / "chat").glob(f"*/*/{BUILT}")
+    (built,) = [b for b in (cache / "chat").glob(f"*/*/{BUILT}")
+                if not b.parent.name.endswith("-ingest")]  # fmt: skip
     stamp = built.stat().st_mtime_ns
     again, _ = _evaluate(cfg, chat_dir, cache, "hybrid")
     assert built.stat().st_mtime_ns == stamp, "reused, not rebuilt"
@@ -79,6 +80,25 @@ def test_stores_are_built_once_and_rebuilt_on_request(
     _evaluate(cfg, chat_dir, cache, "hybrid", rebuild=True)
     assert built.stat().st_mtime_ns != stamp
     assert not list((cache / "chat").glob("*/.building-*")), "no scratch left behind"
+
+
+def test_a_variant_asks_the_store_as_ingest_left_it(
+    fake_server: FakeModelServer, chat_dir: Path, tmp_path: Path
+) -> None:
+    cfg = _cfg(fake_server)
+    record, genre = _evaluate(cfg, chat_dir, tmp_path / "cache", "before=hybrid:store=ingest",
+                              "after=hybrid", baseline="before")  # fmt: skip
+    record["genres"] = {"chat": genres._genre_info(genre)}
+    plain = chats.run_chats([str(chat_dir)], cfg, ["hybrid"], consolidate=False)
+    got = record["variants"]["before"]["genres"]["chat"]
+    assert [r["recall"] for r in got] == [r["recall"] for r in plain["questions"]["hybrid"]]
+    kinds = {p.parent.name.endswith("-ingest") for p in (tmp_path / "cache").rglob(BUILT)}
+    assert kinds == {True, False}, "one store of each kind"
+    args = genres.parse_args(["--types", "--resamples", "200"])
+    table = genre_report.types_table(record, "before", args)
+    assert "per question type against `before`" in table[0] and "| chat |" in table[4]
+    with pytest.raises(SystemExit, match="store=raw"):
+        genres.prepare(cfg, [parse_variant("x=hybrid:store=raw")])
 
 
 def test_the_store_key_follows_the_inputs_settings_and_building_code(

@@ -117,6 +117,35 @@ def difference_table(record: dict[str, Any], baseline: str, args: argparse.Names
     ]
 
 
+def types_table(record: dict[str, Any], baseline: str, args: argparse.Namespace) -> list[str]:
+    """Every variant against the baseline per genre and question type, with bands (each
+    type's questions resampled apart)."""
+    lines = _header(["genre", "type (questions)", f"`{baseline}`", "variant", "value",
+                     "Δ [95%]", "up/down"])  # fmt: skip
+    for genre in _genres(record):
+        base = _rows(record, baseline, genre)
+        for label in record["genres"][genre]["labels"]:
+            picked = [i for i, r in enumerate(base) if r["category"] == label]
+            for name in record["variants"] if picked else ():
+                if name != baseline:
+                    rows = _rows(record, name, genre)
+                    lines.append(_type_line(genre, label, name, rows, base, picked, args))
+    return [f"### recall@{args.at} per question type against `{baseline}`", "", *lines]
+
+
+def _type_line(genre: str, label: str, name: str, rows: Rows, base: Rows, picked: list[int],
+               args: argparse.Namespace) -> str:  # fmt: skip
+    """One type's row of `types_table`."""
+    k = str(args.at)
+    a = [100 * rows[i]["recall"][k] for i in picked]
+    b = [100 * base[i]["recall"][k] for i in picked]
+    band = paired_bootstrap({label: (a, b)}, resamples=args.resamples, seed=args.seed)
+    pairs = list(zip(a, b, strict=True))
+    moved = f"{sum(x > y for x, y in pairs)}/{sum(x < y for x, y in pairs)}"
+    return _line([genre, f"{label} ({len(picked)})", f"{sum(b) / len(b):.1f}", name,
+                  f"{sum(a) / len(a):.1f}", cell(band.groups[label]), moved])  # fmt: skip
+
+
 def logo_table(record: dict[str, Any], baseline: str, args: argparse.Namespace) -> list[str]:
     """Leave one genre out: the variant best on the other genres, reported on this one."""
     k, genres = args.at, _genres(record)
@@ -208,6 +237,8 @@ def report(record: dict[str, Any], baseline: str, args: argparse.Namespace) -> s
     out += [*summary_table(record, args.at), ""]
     if len(record["variants"]) > 1:
         out += [*difference_table(record, baseline, args), ""]
+    if getattr(args, "types", False) and len(record["variants"]) > 1:
+        out += [*types_table(record, baseline, args), ""]
     if args.logo and len(record["variants"]) > 1:
         out += [*logo_table(record, baseline, args), ""]
         out += [*logo_pairs(record, baseline, args), ""]

@@ -25,6 +25,12 @@ run is judged against it. --fires counts, per genre, the questions each English 
 cue of the default path fires on (the baseline variant's run). --logo picks, for each genre,
 the variant best on the other two and reports it on the held-out one. --halves GENRE
 compares the variants on each half of that genre's conversations.
+
+A variant asks the consolidated stores, or with `store=ingest` the same conversations'
+stores as ingest left them (before any `consolidate`): `--variant before=hybrid:store=ingest
+--variant after=hybrid --baseline before` measures what consolidation buys, paired
+question by question. --types adds, per genre and question type, each variant's difference
+from the baseline with its band.
 """
 
 from __future__ import annotations
@@ -54,6 +60,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("MEMCLI_DEV_DATA") or ROOT.parent / "shared" / "data")
 GENRES = {"locomo": "locomo-dev.json", "beam": "beam-dev", "realtalk": "realtalk-dev"}
 CACHE = ROOT / ".bench" / "stores"
+CONSOLIDATED, INGESTED = "consolidated", "ingest"
+STORES = (CONSOLIDATED, INGESTED)  # a variant's `store=`: after consolidate, or before it
 
 
 @dataclasses.dataclass
@@ -77,6 +85,7 @@ class Prepared:
     variant: Variant
     cfg: Config
     patches: dict[str, str]
+    store: str = CONSOLIDATED  # which store of a conversation it asks (STORES)
 
 
 def prepare(cfg: Config, variants: list[Variant]) -> list[Prepared]:
@@ -85,8 +94,12 @@ def prepare(cfg: Config, variants: list[Variant]) -> list[Prepared]:
     out = []
     for variant in variants:
         settings, patches = split_overrides(variant.settings)
+        store = settings.pop("store", CONSOLIDATED)
+        if store not in STORES:
+            raise SystemExit(f"variant {variant.name}: store={store}; choose from {STORES}")
         retrieval = with_overrides(cfg.retrieval, settings, variant.strategy)
-        out.append(Prepared(variant, dataclasses.replace(cfg, retrieval=retrieval), patches))
+        replaced = dataclasses.replace(cfg, retrieval=retrieval)
+        out.append(Prepared(variant, replaced, patches, store))
     return out
 
 
@@ -104,15 +117,17 @@ def _row(conv: Conversation, index: int, qa: dict[str, Any], scored: dict[str, A
 
 
 def ask_conversation(
-    genre: Genre, conv: Conversation, db: Path, prepared: list[Prepared], ks: list[int],
-    shared: dict[str, Any], probe: Probe | None = None,
+    genre: Genre, conv: Conversation, dbs: Mapping[str, Path], prepared: list[Prepared],
+    ks: list[int], shared: dict[str, Any], probe: Probe | None = None,
 ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
-    """Every variant's rows for one conversation's built store, asked question by question
-    in turn; the probe (if any) records what fires for its variant."""
-    first, *rest = prepared
-    mems = {first.variant.name: Memory(_on(first.cfg, db), **shared)}
-    store = mems[first.variant.name].store
-    mems.update({p.variant.name: Memory(_on(p.cfg, db), store, **shared) for p in rest})
+    """Every variant's rows for one conversation's built stores (store kind -> path), asked
+    question by question in turn; the probe (if any) records what fires for its variant."""
+    mems: dict[str, Memory] = {}
+    stores: dict[str, Any] = {}
+    for p in prepared:
+        mem = Memory(_on(p.cfg, dbs[p.store]), stores.get(p.store), **shared)
+        mems[p.variant.name] = mem
+        stores.setdefault(p.store, mem.store)
     rows: dict[str, list[dict[str, Any]]] = {p.variant.name: [] for p in prepared}
     try:
         for index, qa in enumerate(conv.questions):
@@ -128,7 +143,8 @@ def ask_conversation(
                     scored, _ = score_question(mem, conv, qa, p.variant.strategy, ks)
                 rows[p.variant.name].append(_row(conv, index, qa, scored, genre.bench.labels))
     finally:
-        store.close()
+        for store in stores.values():
+            store.close()
     return rows
 
 
@@ -163,17 +179,24 @@ def evaluate(
             variants[p.variant.name]["genres"][genre.name] = []
         for conv in genre.bench.conversations:
             started = time.perf_counter()
-            db, built = built_store(conv, cfg, args.cache / genre.name, shared, code=code,
-                                    rebuild=args.rebuild)  # fmt: skip
-            builds.setdefault(genre.name, []).append(built)
+            dbs: dict[str, Path] = {}
+            kinds = sorted({p.store for p in prepared}, key=STORES.index)
+            for kind in kinds:  # a consolidated store's build info holds its ingest's too
+                dbs[kind], built = built_store(
+                    conv, cfg, args.cache / genre.name, shared, code=code,
+                    rebuild=args.rebuild, consolidate=kind == CONSOLIDATED,
+                )  # fmt: skip
+                if kind == kinds[0]:
+                    builds.setdefault(genre.name, []).append(built)
             ready = time.perf_counter()
-            rows = ask_conversation(genre, conv, db, prepared, args.ks, shared, probe)
+            rows = ask_conversation(genre, conv, dbs, prepared, args.ks, shared, probe)
             for name, got in rows.items():
                 variants[name]["genres"][genre.name].extend(got)
             _log(f"{genre.name} {conv.name}: store {ready - started:.1f} s, "
                  f"{len(conv.questions)} questions x {len(prepared)} in "
                  f"{time.perf_counter() - ready:.1f} s")  # fmt: skip
             if probe is not None:
+                db = dbs[next(p.store for p in prepared if p.variant.name == probe.variant)]
                 genre_fires.count_turns(probe, genre.name, conv.name, db, shared)
     return {"code_hash": code, "builds": builds, "variants": variants,
             "fires": genre_fires.fire_counts(probe, genres) if probe else None}  # fmt: skip
@@ -233,6 +256,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--fires", action="store_true")
     parser.add_argument("--logo", action="store_true")
     parser.add_argument("--halves", action="append", default=[], metavar="GENRE")
+    parser.add_argument("--types", action="store_true", help="differences per question type")
     parser.add_argument("--out", type=Path, help="also write the report here")
     args = parser.parse_args(argv)
     if not args.variant and not args.compare:
