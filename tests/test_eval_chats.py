@@ -125,6 +125,17 @@ def test_eval_chats_reports_recall_per_type_with_timings(
     timing = report["timing"]
     assert set(timing["conversations"]) == {"garden"}
     assert timing["ingest_s"] > 0 and timing["consolidate_s"] > 0
+    # Side by side: the same questions asked of the store before consolidate, per type.
+    assert "what consolidation buys" in result.stdout and "ingest only" in result.stdout
+    gain = report["consolidation"]
+    assert gain["k"] == 5 and set(gain["strategies"]) == {"lexical", "hybrid"}
+    for block in gain["strategies"].values():
+        assert block["all"]["n"] == 4
+        assert set(block["by_category"]) == set(lexical["by_category"])
+        for entry in [block["all"], *block["by_category"].values()]:
+            assert entry["after"] - entry["before"] == pytest.approx(entry["gain"])
+            assert entry["low"] <= entry["gain"] <= entry["high"]
+    assert gain["strategies"]["lexical"]["all"]["after"] == lexical["recall"]["5"]
 
 
 def test_eval_chats_bad_input_is_a_clear_error(

@@ -28,7 +28,8 @@ Consolidate = Annotated[
     bool,
     typer.Option(
         "--consolidate/--no-consolidate",
-        help="Consolidate each store before asking (no-LLM stages when no LLM is set).",
+        help="Ask every question of each store as ingest left it, consolidate it (no-LLM "
+        "stages when no LLM is set) and ask again: recall side by side per category.",
     ),
 ]
 

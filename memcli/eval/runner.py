@@ -18,6 +18,7 @@ from typing import Any
 
 from memcli.config import Config
 from memcli.eval import answers, metrics
+from memcli.eval.gain import consolidation_gain
 from memcli.progress import NoProgress, Progress
 from memcli.text import word_count
 
@@ -212,8 +213,10 @@ def run_benchmark(
     progress = progress or NoProgress()
     shared = dict(shared or {})
     rows: dict[str, list[dict[str, Any]]] = {s: [] for s in strategies}
+    before: dict[str, list[dict[str, Any]]] = {s: [] for s in strategies}
     timings: dict[str, dict[str, float]] = {}
     total = sum(len(c.questions) for c in bench.conversations) * len(strategies)
+    total *= 2 if consolidate else 1
     started = time.perf_counter()
     chat_identity: str | None = None
     identity = "none"
@@ -222,11 +225,16 @@ def run_benchmark(
     try:
         for conv in bench.conversations:
             with tempfile.TemporaryDirectory(prefix="memcli-eval-") as tmp:
-                mem, timings[conv.name] = memory_for(conv, cfg, Path(tmp), shared, consolidate)
+                mem, timings[conv.name] = memory_for(conv, cfg, Path(tmp), shared, False)
                 chat = shared.setdefault("chat", mem.chat)  # one client for every conversation
                 identity = mem.embedder_identity()
                 chat_identity = None if chat is None else f"{chat.provider}:{chat.model}"
                 try:
+                    if consolidate:  # the same questions first of the store ingest left
+                        done = _run_conversation(mem, conv, strategies, ks, progress, False)
+                        for strategy in strategies:
+                            before[strategy].extend(done[strategy])
+                        timings[conv.name]["consolidate_s"] = _consolidate(mem)
                     done = _run_conversation(mem, conv, strategies, ks, progress, chat is not None)
                 finally:
                     mem.close()
@@ -234,7 +242,7 @@ def run_benchmark(
                     rows[strategy].extend(done[strategy])
     finally:
         progress.finish()
-    return {
+    report: dict[str, Any] = {
         "title": bench.title,
         "file": bench.source,
         "grouping": bench.grouping,
@@ -247,6 +255,16 @@ def run_benchmark(
         "results": {s: summarize(rows[s], ks, bench.labels) for s in strategies},
         "questions": rows,
     }
+    if consolidate:
+        report["consolidation"] = consolidation_gain(before, rows, ks, bench.labels)
+    return report
+
+
+def _consolidate(mem: Any) -> float:
+    """Consolidate the store (the no-LLM stages when no model is set); seconds it took."""
+    started = time.perf_counter()
+    mem.consolidate(flush=True, no_llm=mem.chat is None)
+    return time.perf_counter() - started
 
 
 def _timing(per_conversation: dict[str, dict[str, float]]) -> dict[str, Any]:

@@ -23,6 +23,8 @@ def show_eval(out: Output, report: dict[str, Any], json_out: Any) -> None:
         return
     out.table(_recall_table(report))
     out.table(_category_table(report))
+    if "consolidation" in report:
+        out.table(_gain_table(report["consolidation"], report.get("grouping", "category")))
     info = report.get("answers", {})
     if "skipped" in info:
         out.info(f"answer metrics skipped: {info['skipped']}")
@@ -72,6 +74,27 @@ def _category_table(report: dict[str, Any]) -> Table:
     for cat, block in results[names[0]]["by_category"].items():
         row = [results[n]["by_category"][cat]["recall"][cut] for n in names]
         table.add_row(cat, str(block["n"]), *[f"{v:.1f}" for v in row])
+    return table
+
+
+def _gain_table(gain: dict[str, Any], grouping: str) -> Table:
+    """Recall of each strategy and category on the store as ingest left it and after
+    consolidate, with the paired bootstrap band (95%) of the difference."""
+    columns = ("strategy", grouping, "n", "ingest only", "consolidated", "gain", "band")
+    title = f"what consolidation buys: recall@{gain['k']} (%), the same questions before and after"
+    table = new_table(title, columns, left=2)
+    for name, block in gain["strategies"].items():
+        rows = [("all", block["all"]), *block["by_category"].items()]
+        for index, (category, entry) in enumerate(rows):
+            table.add_row(
+                name if index == 0 else "",
+                category,
+                str(entry["n"]),
+                f"{entry['before']:.1f}",
+                f"{entry['after']:.1f}",
+                f"{entry['gain']:+.1f}",
+                f"[{entry['low']:+.1f}, {entry['high']:+.1f}]",
+            )
     return table
 
 
