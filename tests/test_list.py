@@ -78,6 +78,17 @@ def test_grep_ignores_case_beyond_ascii(tmp_path: Path, fake_server: FakeModelSe
     assert cli.json("list", "--grep", "100%") == []  # no LIKE wildcards
 
 
+def test_grep_reads_past_a_nul_in_the_text(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    # A raw NUL byte makes a file binary, but the JSON escape \u0000 stores one in the text.
+    cli = Memcli(config=config_file(tmp_path, fake_server, llm=False))
+    chat = tmp_path / "c.jsonl"
+    chat.write_text('{"content": "before\\u0000after the Secret"}\n{"content": "other"}\n')
+    cli.ok("ingest", chat)
+    for needle in ("before", "after", "SECRET"):
+        found = cli.json("list", "--grep", needle)
+        assert [r["text"] for r in found] == ["before\x00after the Secret"], needle
+
+
 def test_paging(cli: Memcli) -> None:
     every = ids(cli)
     page = [r["node_id"] for r in cli.json("list", "--limit", 5, "--page", 3)]

@@ -20,8 +20,12 @@ _ORDER = f"kind IN {ORGANISER_KINDS!r} ASC, {_WHEN} DESC, id DESC"
 _CONTAINS = "memcli_contains"  # a case-insensitive substring test registered per connection
 
 
-def _contains(text: str | None, needle: str) -> bool:
-    return text is not None and needle in text.casefold()
+def _contains(text: bytes | None, needle: bytes) -> bool:
+    # Both come as blobs: the sqlite3 module hands a function's text arguments over as C
+    # strings, which end at the first NUL, and stored text may hold one (JSON's \u0000).
+    if text is None:
+        return False
+    return needle.decode("utf-8", "replace") in text.decode("utf-8", "replace").casefold()
 
 
 def node_condition(space: str, f: NodeFilter) -> tuple[str, list[Any]]:
@@ -42,7 +46,7 @@ def node_condition(space: str, f: NodeFilter) -> tuple[str, list[Any]]:
             parts.append(f"{_WHEN} {test} datetime(?)")
             args.append(value)
     if f.grep:
-        parts.append(f"{_CONTAINS}(text, ?)")
+        parts.append(f"{_CONTAINS}(CAST(text AS BLOB), CAST(? AS BLOB))")
         args.append(f.grep.casefold())
     return " AND ".join(parts), args
 
