@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from memcli.errors import InvalidInput, NotFound
+from memcli.readers.directory import directory_fix
 from memcli.readers.jsonl import limit_text
 
 CHUNK = 1 << 16
@@ -241,8 +242,7 @@ def _open_file(path: str) -> BinaryIO:
         raise NotFound(f"{path}: no such file", fix="check the path; use - for stdin") from None
     except IsADirectoryError:
         raise InvalidInput(
-            [f"{path}: is a directory, not a file"],
-            fix=f"pass the files inside it, e.g. {path.rstrip('/')}/*.jsonl",
+            [f"{path}: is a directory, not a file"], fix=directory_fix(path)
         ) from None
     except OSError as exc:
         reason = exc.strerror or str(exc)
