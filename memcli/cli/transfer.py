@@ -82,16 +82,21 @@ the same turns itself, the file's graph is refused (use --episodes-only, then co
 @with_state("db", "space", "json_mode")
 def export(state: State, output: Output = None, vectors: Vectors = False) -> None:
     """`memcli export` (help in EXPORT_HELP)."""
+    from memcli.ops.outfile import standard_stream
     from memcli.present.transfer import show_export
 
+    # -o /dev/stdout is stdout: the summary then goes to stderr, not into the dump
+    to_stdout = output is None or (
+        not str(output).endswith(".gz") and standard_stream(str(output)) == 1
+    )
     with memory(state) as mem:
-        if output is None:
+        if to_stdout:
             counts = mem.export_space(sys.stdout, vectors=vectors)
         else:
             from memcli.ops.transfer import export_file
 
             counts = export_file(mem, str(output), vectors=vectors)
-    show_export(state.out, counts, str(output) if output else None)
+    show_export(state.out, counts, None if to_stdout else str(output))
 
 
 @app.command("import", help=paragraphs(IMPORT_HELP))

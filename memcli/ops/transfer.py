@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import version
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from memcli.consolidate.words import embed_words
@@ -111,19 +110,15 @@ def export_space(mem: MemoryBase, out: TextIO, *, vectors: bool = False) -> dict
 
 def export_file(mem: MemoryBase, path: str, *, vectors: bool = False) -> dict[str, int]:
     """Write the dump to a file (gzip-compressed when its name ends in .gz), readable by its
-    owner only; a failed export leaves no file behind."""
+    owner only; a failed export leaves no file behind. A device, a FIFO or the caller's
+    stdout is written into instead (memcli.ops.outfile)."""
     import gzip
     import io
-    import os
-    import tempfile
 
-    target = Path(path)
+    from memcli.ops.outfile import replacing_output
+
     try:
-        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
-    except OSError as exc:
-        raise _cannot_write(path, exc) from None
-    try:
-        with os.fdopen(fd, "wb") as raw:
+        with replacing_output(path) as raw:
             packed = (
                 gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if path.endswith(".gz") else None
             )
@@ -131,12 +126,8 @@ def export_file(mem: MemoryBase, path: str, *, vectors: bool = False) -> dict[st
                 counts = export_space(mem, out, vectors=vectors)
             if packed is not None:
                 packed.close()
-        os.replace(temp, target)
-    except BaseException as exc:
-        Path(temp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise _cannot_write(path, exc) from None
-        raise
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
     return counts
 
 
