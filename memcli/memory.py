@@ -8,7 +8,7 @@ its module of memcli.ops.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
@@ -109,13 +109,15 @@ class Memory(MemoryBase):
         stdin: BinaryIO | None = None,
         progress: Progress | None = None,
         allow_forgotten: bool = False,
+        opener: Callable[[str], BinaryIO] | None = None,
     ) -> IngestReport:
         """Store every turn of conversation files verbatim (`-` reads `stdin`); idempotent.
 
         `fmt` is jsonl, chat, locomo, transcript, chatgpt or claude (default: detected from
         the suffix and content). Bad records raise InvalidInput and nothing is written,
         unless `skip_invalid`. Turns `prune` forgot are skipped (counted in `forgotten`)
-        unless `allow_forgotten`. See memcli.ops.ingest.
+        unless `allow_forgotten`. `opener` opens each named file (default: by name). See
+        memcli.ops.ingest.
 
             >>> mem.ingest("chat.jsonl").new
             16
@@ -124,7 +126,7 @@ class Memory(MemoryBase):
 
         items = [paths] if isinstance(paths, (str, os.PathLike)) else paths
         names = [os.fspath(p) for p in items]
-        options = IngestOptions(fmt, skip_invalid, allow_forgotten)
+        options = IngestOptions(fmt, skip_invalid, allow_forgotten, opener)
         return ingest(self, names, options, stdin=stdin, progress=progress)
 
     def ask(

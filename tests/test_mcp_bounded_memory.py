@@ -1,5 +1,6 @@
 """The MCP ingest tool reads like `memcli ingest`: endless input is refused with bounded
-memory, and the server goes on serving."""
+memory (a device such as /dev/zero before a byte is read: the tool reads regular files
+only), and the server goes on serving."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def test_ingest_tool_on_endless_input(tmp_path: Path, fake_server: FakeModelServ
         async with client(f"http://127.0.0.1:{port}/mcp") as session:
             await call(session, "remember", text="warm")  # everything loaded before measuring
             message = await error_of(session, "ingest", path="/dev/zero", format="jsonl")
-            assert "/dev/zero:1: looks like a binary file" in message
+            assert "/dev/zero: a character device, not a regular file" in message
             message = await error_of(session, "ingest", path=str(big))
             assert "record is 157286400 bytes, over the 1 MiB limit" in message
             assert (await call(session, "stats"))["nodes"]["episode"] == 1

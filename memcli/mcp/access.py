@@ -16,10 +16,11 @@ import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from memcli.config import Config
 from memcli.errors import ConfigError, UsageError
+from memcli.mcp.files import file_digest, open_regular
 
 MIN_TOKEN_CHARS = 16
 TOKEN_ENV = "MEMCLI_MCP_TOKEN"
@@ -61,20 +62,38 @@ class Access:
                 f"the owner can add it to mcp.spaces {_RESTART}",
             )
 
+    def _allows(self, real: Path) -> bool:
+        return self.ingest_dirs is None or any(
+            real == d or d in real.parents for d in self.ingest_dirs
+        )
+
     def check_ingest(self, path: str) -> str:
         """The real path of a file the ingest tool may read; UsageError for any other."""
         real = Path(os.path.realpath(Path(path).expanduser()))
-        if self.ingest_dirs is None:
+        if self._allows(real):
             return str(real)
-        if any(real == d or d in real.parents for d in self.ingest_dirs):
-            return str(real)
-        where = ", ".join(map(str, self.ingest_dirs)) or "none (the default over --http)"
+        where = ", ".join(map(str, self.ingest_dirs or ())) or "none (the default over --http)"
         raise UsageError(
             f"the ingest tool may not read {path}: it is outside the directories this "
             f"server allows ({where})",
             fix="the owner can list the directory in mcp.ingest_dirs of memcli's config "
             f"{_RESTART}, or ingest the file from a shell with `memcli ingest PATH`",
         )
+
+    def open_ingest(self, real: str) -> BinaryIO:
+        """The file at `real` (as check_ingest returned it) opened for the ingest tool:
+        a regular file, reached through no link swapped in since the check, its reads
+        timed (memcli.mcp.files)."""
+        opened: BinaryIO = open_regular(real, real, within=self.ingest_dirs is not None)
+        return opened
+
+    def source_digest(self, spec: str) -> str | None:
+        """The sha256 of the file a `forget` source names, read only when clients may
+        ingest it: otherwise a client could test any file's content against the sources."""
+        real = Path(os.path.realpath(Path(spec).expanduser()))
+        if not self._allows(real):
+            return None
+        return file_digest(str(real), within=self.ingest_dirs is not None)
 
     def check_forget(self, removes: int, held: int) -> None:
         """UsageError when a forget would take every memory of a space and the server was

@@ -16,23 +16,22 @@ This is the only module that imports `mcp`.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import logging
 import socket
 import threading
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import Field
 
 from memcli.config import Config
-from memcli.errors import ConfigError, LLMNotConfigured, MemcliError, UsageError, damaged_store
+from memcli.errors import ConfigError, LLMNotConfigured, UsageError
 from memcli.mcp.access import Access, BearerAuth
+from memcli.mcp.calls import Calls
+from memcli.mcp.stdio import line_limit, serve_stdio
 from memcli.memory import Memory
 from memcli.ops.prune import Selection
 from memcli.present.inspect import provenance
@@ -42,6 +41,7 @@ log = logging.getLogger("memcli.mcp")
 
 HTTP_HOST = "127.0.0.1"  # streamable HTTP is for this machine's clients only
 HTTP_PATH = "/mcp"
+SHUTDOWN_GRACE = 3  # seconds calls in flight get to end when an HTTP server is stopped
 
 INSTRUCTIONS = (
     "Long-term memory in one local SQLite file. Call `recall` with the user's question "
@@ -86,14 +86,12 @@ class Pool:
             raise
         self._embedder = first.load_embedder()
         self._idle = [first]
-        self._every = [first]
         self._lock = threading.Lock()
 
     def _new(self) -> Memory:
         mem = Memory(self.cfg, embedder=self._embedder)
         mem.store.use_vector_index()  # the process's index: already loaded, shared
         mem.store.use_read_cache()
-        self._every.append(mem)
         return mem
 
     @contextmanager
@@ -119,41 +117,11 @@ class Pool:
                 self._idle.append(mem)
 
     def close(self) -> None:
-        for mem in self._every:
-            mem.close()
-
-
-def _tool_errors(fn: F) -> F:
-    """Report memcli errors as tool errors (message and fix), and anything else as an
-    internal error with its traceback on stderr."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except MemcliError as exc:
-            raise ToolError(str(exc)) from None
-        except Exception as exc:
-            damaged = damaged_store(exc)
-            if damaged is not None:
-                raise ToolError(str(damaged)) from None
-            log.error("%s failed:\n%s", fn.__name__, traceback.format_exc())
-            raise ToolError(f"internal error: {type(exc).__name__}: {exc}") from None
-
-    return wrapper  # type: ignore[return-value]
-
-
-def _resource_errors(fn: F) -> F:
-    """Report memcli errors while reading a resource as resource errors."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except MemcliError as exc:
-            raise ResourceError(str(exc)) from None
-
-    return wrapper  # type: ignore[return-value]
+        """Close the memories no call holds; one still running (a call abandoned when the
+        server stopped) keeps its connection until the process ends."""
+        with self._lock:
+            for mem in self._idle:
+                mem.close()
 
 
 def build_server(pool: Pool) -> MCPServer:
@@ -163,16 +131,17 @@ def build_server(pool: Pool) -> MCPServer:
     server = MCPServer(
         "memcli", version=version("memcli"), instructions=INSTRUCTIONS, log_level="WARNING"
     )
-    _add_memory_tools(server, pool)
-    _add_ingest_tool(server, pool)
-    _add_admin_tools(server, pool)
-    _add_resources(server, pool)
+    calls = Calls()
+    _add_memory_tools(server, pool, calls)
+    _add_ingest_tool(server, pool, calls)
+    _add_admin_tools(server, pool, calls)
+    _add_resources(server, pool, calls)
     return server
 
 
-def _add_memory_tools(server: MCPServer, pool: Pool) -> None:
+def _add_memory_tools(server: MCPServer, pool: Pool, calls: Calls) -> None:
     @server.tool()
-    @_tool_errors
+    @calls.tool
     def remember(
         text: str,
         role: str | None = None,
@@ -190,7 +159,7 @@ def _add_memory_tools(server: MCPServer, pool: Pool) -> None:
         return report.to_dict()
 
     @server.tool()
-    @_tool_errors
+    @calls.tool
     def recall(
         question: str, strategy: Strategy = None, k: K = None, space: Space = None
     ) -> dict[str, Any]:
@@ -200,7 +169,7 @@ def _add_memory_tools(server: MCPServer, pool: Pool) -> None:
             return mem.recall(question, strategy=strategy, k=k).to_dict()
 
     @server.tool()
-    @_tool_errors
+    @calls.tool
     def answer(
         question: str, strategy: Strategy = None, k: K = None, space: Space = None
     ) -> dict[str, Any]:
@@ -213,9 +182,9 @@ def _add_memory_tools(server: MCPServer, pool: Pool) -> None:
                 raise LLMNotConfigured(exc.message, fix=NO_LLM_FIX) from None
 
 
-def _add_ingest_tool(server: MCPServer, pool: Pool) -> None:
+def _add_ingest_tool(server: MCPServer, pool: Pool, calls: Calls) -> None:
     @server.tool()
-    @_tool_errors
+    @calls.tool
     def ingest(
         path: str, format: str | None = None, skip_invalid: bool = False, space: Space = None
     ) -> dict[str, Any]:
@@ -231,12 +200,15 @@ def _add_ingest_tool(server: MCPServer, pool: Pool) -> None:
             )
         readable = pool.access.check_ingest(path)
         with pool.memory(space, create=True) as mem:
-            return mem.ingest(readable, fmt=format, skip_invalid=skip_invalid).to_dict()
+            report = mem.ingest(
+                readable, fmt=format, skip_invalid=skip_invalid, opener=pool.access.open_ingest
+            )
+        return report.to_dict()
 
 
-def _add_admin_tools(server: MCPServer, pool: Pool) -> None:
+def _add_admin_tools(server: MCPServer, pool: Pool, calls: Calls) -> None:
     @server.tool()
-    @_tool_errors
+    @calls.tool
     def forget(
         nodes: list[str] | None = None,
         sessions: list[str] | None = None,
@@ -248,8 +220,9 @@ def _add_admin_tools(server: MCPServer, pool: Pool) -> None:
         what was derived only from them. Without confirm=true nothing is removed: the
         result says what would be (`dry_run`: true)."""
         selection = Selection(
-            sources=tuple(sources or ()), sessions=tuple(sessions or ()), nodes=tuple(nodes or ())
-        )
+            sources=tuple(sources or ()), sessions=tuple(sessions or ()), nodes=tuple(nodes or ()),
+            file_digest=pool.access.source_digest,
+        )  # fmt: skip
         with pool.memory(space) as mem:
             planned = mem.prune(selection, dry_run=True)
             if not confirm:
@@ -259,7 +232,7 @@ def _add_admin_tools(server: MCPServer, pool: Pool) -> None:
             return mem.prune(selection).to_dict()
 
     @server.tool()
-    @_tool_errors
+    @calls.tool
     def stats(space: Space = None) -> dict[str, Any]:
         """What the memory holds: nodes by kind, edges by type, sessions, sources, the
         embedding model, file size and consolidation state."""
@@ -267,7 +240,7 @@ def _add_admin_tools(server: MCPServer, pool: Pool) -> None:
             return dict(mem.stats())
 
     @server.tool()
-    @_tool_errors
+    @calls.tool
     def inspect(node_id: str, space: Space = None) -> dict[str, Any]:
         """One memory by id (ep12, fa3, sg2...): its text, properties, neighbours in the
         graph and where it came from."""
@@ -275,9 +248,9 @@ def _add_admin_tools(server: MCPServer, pool: Pool) -> None:
             return dict(mem.node_view(node_id))
 
 
-def _add_resources(server: MCPServer, pool: Pool) -> None:
+def _add_resources(server: MCPServer, pool: Pool, calls: Calls) -> None:
     @server.resource("memcli://node/{node_id}{?space}", mime_type="application/json", name="node")
-    @_resource_errors
+    @calls.resource
     def node(node_id: str, space: str | None = None) -> str:
         """One node with its neighbours and provenance (as `memcli inspect node`)."""
         with pool.memory(space) as mem:
@@ -288,23 +261,27 @@ def _add_resources(server: MCPServer, pool: Pool) -> None:
         mime_type="application/json",
         name="provenance",
     )
-    @_resource_errors
+    @calls.resource
     def node_provenance(node_id: str, space: str | None = None) -> str:
         """Where a node came from: source files, the turns behind it, the nodes it rests on."""
         with pool.memory(space) as mem:
             return json.dumps(provenance(dict(mem.node_view(node_id))), ensure_ascii=False)
 
-    @server.resource("memcli://stats{?space}", mime_type="application/json", name="space stats")
-    @_resource_errors
-    def space_stats(space: str | None = None) -> str:
-        """Counts and settings of a space (as `memcli inspect`)."""
+    def stats_of(space: str | None) -> str:
         with pool.memory(space) as mem:
             return json.dumps(dict(mem.stats()), ensure_ascii=False)
 
+    @server.resource("memcli://stats{?space}", mime_type="application/json", name="space stats")
+    @calls.resource
+    def space_stats(space: str | None = None) -> str:
+        """Counts and settings of a space (as `memcli inspect`)."""
+        return stats_of(space)
+
     @server.resource("memcli://stats", mime_type="application/json", name="stats")
+    @calls.resource
     def store_stats() -> str:
         """Counts and settings of the server's space (as `memcli inspect`)."""
-        return space_stats()
+        return stats_of(None)
 
 
 def check_port(port: int) -> None:
@@ -340,7 +317,7 @@ def serve(
         if http:
             _serve_http(server, port, token or "")
         else:
-            server.run("stdio")
+            serve_stdio(server, line_limit(cfg.ingest.max_message_bytes))
     finally:
         pool.close()
 
@@ -351,5 +328,19 @@ def _serve_http(server: MCPServer, port: int, token: str) -> None:
     import uvicorn
 
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=HTTP_HOST)
-    config = uvicorn.Config(BearerAuth(app, token), host=HTTP_HOST, port=port, log_level="warning")
+    # On SIGTERM, calls still running after the grace are cancelled (memcli.mcp.calls): a
+    # call stuck in a read or on a model server no longer holds the server up.
+    config = uvicorn.Config(
+        BearerAuth(app, token), host=HTTP_HOST, port=port, log_level="warning",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+    )  # fmt: skip
+    logging.getLogger("uvicorn.error").addFilter(_quiet_cancelled)
     anyio.run(uvicorn.Server(config).serve)
+
+
+def _quiet_cancelled(record: logging.LogRecord) -> bool:
+    """Keep uvicorn's log but for the traceback of each call cancelled at shutdown (the
+    line saying how many were cancelled stays)."""
+    import asyncio
+
+    return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))

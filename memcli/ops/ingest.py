@@ -19,7 +19,7 @@ from memcli.timeexpr import time_refs
 
 if TYPE_CHECKING:
     from memcli.ops.base import MemoryBase
-    from memcli.readers import Limits, Source
+    from memcli.readers import Limits, Opener, Source
 
 
 @dataclass
@@ -49,19 +49,18 @@ def read_limits(mem: MemoryBase) -> Limits:
 
 
 def _read_all(
-    mem: MemoryBase,
-    paths: Sequence[str],
-    fmt: str | None,
-    skip_invalid: bool,
-    stdin: BinaryIO | None,
+    mem: MemoryBase, paths: Sequence[str], options: IngestOptions, stdin: BinaryIO | None
 ) -> list[_Plan]:
     """Read and validate every input before anything is written."""
     from memcli.readers import read_source
 
     limits = read_limits(mem)
+    skip_invalid = options.skip_invalid
     sources = [
-        read_source(p, fmt, stdin=stdin, skip_invalid=skip_invalid, limits=limits) for p in paths
-    ]
+        read_source(p, options.fmt, stdin, skip_invalid=skip_invalid, limits=limits,
+                    opener=options.opener)
+        for p in paths
+    ]  # fmt: skip
     return plan_sources(sources, skip_invalid)
 
 
@@ -253,11 +252,13 @@ def _write(mem: MemoryBase, plan: _Plan, vectors: list[Any], allow_forgotten: bo
 class IngestOptions:
     """How an ingest reads and stores: `fmt` names the input format (None: detected from
     the suffix and content), `skip_invalid` stores a file's valid records beside bad ones,
-    `allow_forgotten` lets turns that `prune` forgot back in."""
+    `allow_forgotten` lets turns that `prune` forgot back in, `opener` opens a named file
+    (None: by name; the MCP server passes its own)."""
 
     fmt: str | None = None
     skip_invalid: bool = False
     allow_forgotten: bool = False
+    opener: Opener | None = None
 
 
 def ingest(
@@ -272,7 +273,7 @@ def ingest(
     that `prune` forgot is skipped, unless `options.allow_forgotten` lets it back."""
     started = time.perf_counter()
     mem.check_embedder()
-    plans = _read_all(mem, paths, options.fmt, options.skip_invalid, stdin)
+    plans = _read_all(mem, paths, options, stdin)
     return store_plans(mem, plans, progress or NoProgress(), started, options.allow_forgotten)
 
 

@@ -24,7 +24,7 @@ from memcli.dates import as_utc, parse_iso
 from memcli.errors import DatabaseError, NotFound, UsageError
 from memcli.models import KIND_PREFIX, PruneReport, node_public_id, parse_node_id, typed_node_id
 from memcli.ops import prune_vectors
-from memcli.ops.sources import match_sources
+from memcli.ops.sources import Digest, match_sources
 from memcli.text import one_line, truncate
 
 if TYPE_CHECKING:
@@ -99,6 +99,9 @@ class Selection:
     superseded: bool = False
     min_belief: float | None = None
     orphans: bool = False
+    # Reads a file a source names, to match it by content (None: any file; the MCP server
+    # reads only those its clients may, memcli.mcp.access).
+    file_digest: Digest | None = field(default=None, compare=False)
 
     @property
     def by_episode(self) -> bool:
@@ -237,7 +240,7 @@ def make_plan(mem: MemoryBase, sel: Selection, now: datetime) -> _Plan:
         plan.nodes = store.select_nodes(space)
         plan.sources = {r["id"] for r in store.sources(space)}
         return plan
-    source_ids = match_sources(store, space, sel.sources) if sel.sources else None
+    source_ids = match_sources(store, space, sel.sources, sel.file_digest) if sel.sources else None
     targets: set[int] | None = None
     if sel.by_episode:
         episodes = _selected_episodes(store, space, sel, source_ids, now)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import NotFound
@@ -29,14 +30,21 @@ def _file_sha256(path: str) -> str | None:
     return digest.hexdigest()
 
 
-def match_sources(store: Store, space: str, specs: tuple[str, ...]) -> set[int]:
+# The sha256 of the file a spec names, None when there is none it may read.
+Digest = Callable[[str], "str | None"]
+
+
+def match_sources(
+    store: Store, space: str, specs: tuple[str, ...], digest: Digest | None = None
+) -> set[int]:
     """Source ids for paths (as stored or absolute), the content of an existing file (so
-    any name of the same bytes works), or sha256 prefixes; NotFound otherwise."""
+    any name of the same bytes works; `digest` reads it, by default any file), or sha256
+    prefixes; NotFound otherwise."""
     rows = store.sources(space)
     chosen: set[int] = set()
     for spec in specs:
         wanted = spec.strip().lower()
-        content = _file_sha256(spec)
+        content = (digest or _file_sha256)(spec)
         hits = [
             r
             for r in rows

@@ -19,9 +19,12 @@ from memcli.errors import InvalidInput, UsageError
 from memcli.models import BadRecord, Episode
 from memcli.readers import chat, chatgpt, claude, jsonl, locomo, transcript
 from memcli.readers.jsonl import message_limit
-from memcli.readers.stream import STDIN_NAME, Input, Limits, Oversize, open_input
+from memcli.readers.stream import STDIN_NAME, Input, Limits, Opener, Oversize, open_input
 
-__all__ = ["FORMATS", "STDIN_NAME", "Limits", "Source", "detect_format", "read_source", "read_text"]
+__all__ = [
+    "FORMATS", "STDIN_NAME", "Limits", "Opener", "Source", "detect_format", "read_source",
+    "read_text",
+]  # fmt: skip
 
 
 class Reader(Protocol):
@@ -110,11 +113,12 @@ def read_source(
     *,
     skip_invalid: bool = False,
     limits: Limits | None = None,
+    opener: Opener | None = None,
 ) -> Source:
     """Read one input (`-` = stdin; gzip-compressed, a chat export's zip, or plain) into
     records, holding at most one line or one document's worth of it; raises for
     unreadable or undecodable input (with `skip_invalid`, an undecodable line of a line
-    format is a bad record instead)."""
+    format is a bad record instead). `opener` opens a named input (default: by name)."""
     fmt = None if fmt == AUTO else fmt
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(
@@ -123,7 +127,8 @@ def read_source(
         )
     limits = limits or Limits()
     stem = "stdin" if path == "-" else Path(path.removesuffix(".gz")).stem or "input"
-    with message_limit(limits.message_bytes), open_input(path, stdin, limits) as inp:
+    reading = open_input(path, stdin, limits, opener)
+    with message_limit(limits.message_bytes), reading as inp:
         _skip_bom(inp, path)
         kind = fmt or _by_suffix(inp.content_name) or _by_content(inp, limits)
         if kind == _EMPTY:

@@ -14,7 +14,7 @@ import io
 import sys
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -29,6 +29,10 @@ GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 EXPORT_MEMBER = "conversations.json"  # what ChatGPT's and Claude's export zips hold
 STDIN_NAME = "<stdin>"
+
+# Opens a named input for reading (the default opens it by name; the MCP server's opener
+# takes only regular files inside its allowed directories); raises memcli errors.
+Opener = Callable[[str], BinaryIO]
 
 
 @dataclass(frozen=True)
@@ -210,10 +214,13 @@ class Input:
         )
 
 
-def open_input(path: str, stdin: BinaryIO | None, limits: Limits) -> Input:
-    """The content of `path` (`-` = stdin): gunzipped when gzip, the conversations.json of
-    a zip archive; OS failures as memcli errors."""
-    owned = None if path == "-" else _open_file(path)
+def open_input(
+    path: str, stdin: BinaryIO | None, limits: Limits, opener: Opener | None = None
+) -> Input:
+    """The content of `path` (`-` = stdin; any other opened by `opener`, by default by
+    name): gunzipped when gzip, the conversations.json of a zip archive; OS failures as
+    memcli errors."""
+    owned = None if path == "-" else (opener or _open_file)(path)
     name, raw = (STDIN_NAME, stdin or sys.stdin.buffer) if owned is None else (path, owned)
     try:
         head = raw.read(4)
@@ -223,7 +230,9 @@ def open_input(path: str, stdin: BinaryIO | None, limits: Limits) -> Input:
             content = name.removesuffix(".gz")
             return Input(name, unpacked, "gzip data", content_name=content, owned=owned)
         if head.startswith(ZIP_MAGICS):
-            member = _zip_member(name, owned or stream, owned is not None, limits)
+            seekable = owned is not None and owned.seekable()  # not a FIFO, say
+            archive = owned if owned is not None and seekable else stream
+            member = _zip_member(name, archive, seekable, limits)
             return Input(name, member, "zip archive", content_name=EXPORT_MEMBER, owned=owned)
     except BaseException:
         if owned is not None:
