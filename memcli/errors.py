@@ -64,16 +64,18 @@ class NodeNotFound(NotFound):
 
 
 class InvalidInput(MemcliError):
-    """Input data could not be read; `problems` holds `file:line: reason` strings."""
+    """Input data could not be read; `problems` holds `file:line: reason` strings, the
+    first of `total` problems (default: all of them) when there were too many to keep."""
 
     exit_code = 4
 
-    def __init__(self, problems: list[str], fix: str | None = None) -> None:
+    def __init__(self, problems: list[str], fix: str | None = None, total: int = 0) -> None:
         shown = problems[:10]
-        more = len(problems) - len(shown)
-        message = "\n".join(shown) + (f"\n... and {more} more problems" if more > 0 else "")
+        more = max(total, len(problems)) - len(shown)
+        message = "\n".join(shown) + (f"\n... and {more:,} more problems" if more > 0 else "")
         super().__init__(message, fix=fix)
         self.problems = problems
+        self.total = max(total, len(problems))
 
 
 class ProviderUnreachable(MemcliError):

@@ -51,16 +51,22 @@ runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 
 
 def run_measured(
-    argv: list[str], *, env: dict[str, str], cwd: Path, ceiling_mb: int = 600, timeout: float = 120
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    ceiling_mb: int = 600,
+    timeout: float = 120,
+    stdin: Path | None = None,
 ) -> Measured:
-    """Run `argv` (`[python, "-m", module, *args]`) to its end and report its peak RSS. A
-    process that grows past `ceiling_mb` (a regression that reads without bound) is killed,
-    not left to grow."""
+    """Run `argv` (`[python, "-m", module, *args]`) to its end, reading `stdin` (a file;
+    nothing by default), and report its peak RSS. A process that grows past `ceiling_mb`
+    (a regression that reads without bound) is killed, not left to grow."""
     python, flag, module, *args = argv
     assert flag == "-m", "run_measured runs a Python module"
     with (
         tempfile.TemporaryFile() as err,
-        open(os.devnull, "rb") as nothing,
+        open(stdin or os.devnull, "rb") as nothing,
         tempfile.TemporaryDirectory() as tmp,
     ):
         report = Path(tmp) / "peak"

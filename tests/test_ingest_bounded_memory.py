@@ -94,3 +94,34 @@ def test_add_reads_stdin_only_up_to_the_limit(tmp_path: Path) -> None:
     result = Memcli(config=config, db=tmp_path / "m.db")("add", "-", input="v" * 5000)
     assert result.exit_code == 4
     assert "<stdin>: the text to remember is over the 100 bytes limit" in result.stderr
+
+
+def bad_lines(path: Path, count: int) -> Path:
+    """One message, then `count` lines that are JSON objects but no messages."""
+    with path.open("w") as out:
+        out.write('{"text": "the one good line"}\n')
+        out.write('{"a": 1}\n' * count)
+    return path
+
+
+@pytest.mark.parametrize("from_stdin", [False, True], ids=["file", "stdin"])
+def test_bad_lines_are_counted_not_held(tmp_path: Path, from_stdin: bool) -> None:
+    # 400,000 bad lines held as records and messages took 160 MB; only the first 1,000
+    # are kept now, the rest counted.
+    path = bad_lines(tmp_path / "bad.jsonl", 400_000)
+    args = ["ingest", "-"] if from_stdin else ["ingest", str(path)]
+    stdin = path if from_stdin else None
+    run = run_measured(memcli(tmp_path, *args), env=clean_env(), cwd=REPO, stdin=stdin)
+    assert not run.killed and run.returncode == 4, run
+    assert run.peak_mb < 100, run.peak_mb
+    assert ":2: missing 'content' (or 'text')" in run.stderr
+    assert "... and 399,990 more problems" in run.stderr
+
+
+def test_past_the_kept_ones_bad_records_are_still_counted(tmp_path: Path) -> None:
+    path = bad_lines(tmp_path / "bad.jsonl", 1500)
+    cli = Memcli(config=write_config(tmp_path), db=tmp_path / "m.db")
+    refused = cli("ingest", path)
+    assert refused.exit_code == 4 and "... and 1,490 more problems" in refused.stderr
+    [report] = cli.json("ingest", "--skip-invalid", path)
+    assert (report["new"], report["invalid"]) == (1, 1500)

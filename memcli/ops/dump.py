@@ -33,15 +33,19 @@ import binascii
 import json
 import math
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from memcli.errors import InvalidInput
 from memcli.models import EDGE_TYPES, parse_node_id
+from memcli.readers.jsonl import limit_text
+from memcli.readers.stream import Oversize
 
 FORMAT = 3
 HEADER = "memcli-export"
 VECTOR_ENCODING = "float32-le-base64"
+MAX_PROBLEMS_KEPT = 1000  # a file of a million bad records costs no more to report
 NOT_A_DUMP_FIX = (
     "import reads files written by `memcli export`; to store conversations, use "
     "`memcli ingest FILE`"
@@ -127,12 +131,15 @@ class _Reader:
 
     def __init__(self, name: str) -> None:
         self.dump = Dump(name, {})
-        self.problems: list[str] = []
+        self.problems: list[str] = []  # the first MAX_PROBLEMS_KEPT
+        self.count = 0  # every problem
         self.keys: set[tuple[str, str]] = set()
         self.end: dict[str, Any] | None = None
 
     def problem(self, line: int, reason: str) -> None:
-        self.problems.append(f"{self.dump.name}:{line}: {reason}")
+        self.count += 1
+        if len(self.problems) < MAX_PROBLEMS_KEPT:
+            self.problems.append(f"{self.dump.name}:{line}: {reason}")
 
     def header(self, line: int, record: Any) -> None:
         if not isinstance(record, dict) or record.get("record") != HEADER:
@@ -242,27 +249,50 @@ class _Reader:
                          f"{found[wrong[0]]}")  # fmt: skip
 
 
-def parse_dump(name: str, text: str) -> Dump:
-    """Read and check a whole dump; InvalidInput listing every problem when it is not sound."""
+def parse_dump(name: str, lines: Iterable[tuple[int, bytes | Oversize]], limit: int) -> Dump:
+    """Read and check a dump, one numbered line at a time (blank lines left out, a line
+    over `limit` bytes as its Oversize); InvalidInput listing its problems (the first
+    MAX_PROBLEMS_KEPT, and how many in all) when it is not sound."""
     reader = _Reader(name)
-    lines = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
-    if not lines:
-        raise InvalidInput([f"{name}:1: the file is empty"], fix=NOT_A_DUMP_FIX)
-    for number, line in lines:
-        try:
-            record = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            if number == lines[0][0]:
-                reader.problem(number, "not a memcli export (its first line is not JSON)")
-                raise InvalidInput(reader.problems, fix=NOT_A_DUMP_FIX) from None
-            reader.problem(number, f"invalid JSON: {getattr(exc, 'msg', exc)}")
+    first: int | None = None
+    last = 1
+    for number, raw in lines:
+        last = number
+        record = _load(reader, number, raw, limit)
+        if first is not None:
+            if record is not _UNREAD:
+                reader.record(number, record)
             continue
-        if number == lines[0][0]:
-            reader.header(number, record)
-        else:
-            reader.record(number, record)
+        first = number
+        if record is _UNREAD:
+            problem = f"{name}:{number}: not a memcli export (its first line is not JSON)"
+            raise InvalidInput([problem], fix=NOT_A_DUMP_FIX)
+        reader.header(number, record)
+    if first is None:
+        raise InvalidInput([f"{name}:1: the file is empty"], fix=NOT_A_DUMP_FIX)
     if reader.end is None:
-        reader.problem(lines[-1][0], "the file ends without its end record: it was cut short")
+        reader.problem(last, "the file ends without its end record: it was cut short")
     if reader.problems:
-        raise InvalidInput(reader.problems, fix="export the space again, or repair the file")
+        raise InvalidInput(
+            reader.problems, fix="export the space again, or repair the file", total=reader.count
+        )
     return reader.dump
+
+
+_UNREAD = object()  # a line that is no JSON (its problem is recorded)
+
+
+def _load(reader: _Reader, number: int, raw: bytes | Oversize, limit: int) -> Any:
+    """The JSON value on one line, or _UNREAD with the problem recorded."""
+    if isinstance(raw, Oversize):
+        reader.problem(number, f"record is {raw.size} bytes, over the {limit_text(limit)} limit "
+                       "of one JSON document (ingest.max_document_bytes)")  # fmt: skip
+        return _UNREAD
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        reader.problem(number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+                       f"{exc.start + 1})")  # fmt: skip
+    except (json.JSONDecodeError, RecursionError) as exc:
+        reader.problem(number, f"invalid JSON: {getattr(exc, 'msg', exc)}")
+    return _UNREAD

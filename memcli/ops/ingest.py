@@ -68,7 +68,7 @@ def plan_sources(sources: Sequence[Source], skip_invalid: bool = False) -> list[
     """Each source's episodes with their content keys; InvalidInput for bad records unless
     `skip_invalid`."""
     plans: list[_Plan] = []
-    problems: list[str] = []
+    problems: list[str] = []  # those kept (memcli.readers.MAX_BAD_KEPT a file)
     for source in sources:
         bad = [r for r in source.records if isinstance(r, BadRecord)]
         problems.extend(f"{source.name}:{r.line}: {r.reason}" for r in bad)
@@ -79,9 +79,10 @@ def plan_sources(sources: Sequence[Source], skip_invalid: bool = False) -> list[
             ident = (ep.session, ep.ref, ep.speaker, ep.timestamp_raw, ep.text)
             keys.append(episode_key(ep, seen[ident]))
             seen[ident] += 1
-        plans.append(_Plan(source, episodes, keys, invalid=len(bad)))
+        plans.append(_Plan(source, episodes, keys, invalid=source.invalid))
     if problems and not skip_invalid:
-        raise InvalidInput(problems, fix=_bad_records_fix(plans))
+        total = sum(p.invalid for p in plans)
+        raise InvalidInput(problems, fix=_bad_records_fix(plans), total=total)
     return plans
 
 

@@ -320,12 +320,13 @@ def import_dump(
 ) -> ImportReport:
     """Add a dump's memories to the space; everything is checked before anything is written
     (the defaults are `Memory.import_dump`'s)."""
-    from memcli.readers import read_text
+    from memcli.readers import read_lines
 
     started = time.perf_counter()
     progress = progress or NoProgress()
-    name, text = read_text(path, stdin)
-    dump = fmt.parse_dump(name, text)
+    limit = mem.cfg.ingest.max_document_bytes  # a record is one JSON document
+    with read_lines(path, stdin, limit) as (name, lines):
+        dump = fmt.parse_dump(name, lines, limit)
     mem.check_embedder()
     store, space = mem.store, mem.space
     _check_columns(store, dump)

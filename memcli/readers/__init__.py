@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
@@ -22,8 +23,14 @@ from memcli.readers.jsonl import message_limit
 from memcli.readers.stream import STDIN_NAME, Input, Limits, Opener, Oversize, open_input
 
 __all__ = [
-    "FORMATS", "STDIN_NAME", "Limits", "Opener", "Source", "detect_format", "read_source",
-    "read_text",
+    "FORMATS",
+    "STDIN_NAME",
+    "Limits",
+    "Opener",
+    "Source",
+    "detect_format",
+    "read_lines",
+    "read_source",
 ]  # fmt: skip
 
 
@@ -75,6 +82,11 @@ _DOCUMENT = "document"  # one of the whole-JSON formats, told apart by its parse
 _SNIFF_BYTES = 1 << 16
 
 
+# Bad records kept with their reasons, per input: beyond them a bad record is only counted,
+# so a file of millions of bad lines costs no more memory than one of a thousand.
+MAX_BAD_KEPT = 1000
+
+
 @dataclass
 class Source:
     """One input after reading: its name, content hash, format and records."""
@@ -84,6 +96,12 @@ class Source:
     format: str
     records: list[Episode | BadRecord]
     warnings: list[str] = field(default_factory=list)  # `file:line: ...`, nothing refused
+    bad_not_kept: int = 0  # bad records after the first MAX_BAD_KEPT: counted, not kept
+
+    @property
+    def invalid(self) -> int:
+        """How many records could not be read, those kept and those only counted."""
+        return self.bad_not_kept + sum(isinstance(r, BadRecord) for r in self.records)
 
 
 def detect_format(name: str, text: str) -> str:
@@ -135,18 +153,25 @@ def read_source(
             return Source(inp.name, inp.sha256(), fmt or _EMPTY, [])
         if kind in LINE_READERS:
             lines = _decoded_lines(inp, limits.message_bytes, _LINE_NOUN[kind], skip_invalid, path)
-            records = list(LINE_READERS[kind](lines, stem))
-            return _source(inp, kind, records)
+            return _source(inp, kind, LINE_READERS[kind](lines, stem))
         text = _decode(inp.read_all(limits.document_bytes, "the file is"), inp.name, path)
         if not text.strip():  # nothing to store is not an error: 0 new episodes
             return Source(inp.name, inp.sha256(), fmt or _EMPTY, [])
         fmt = fmt or (kind if kind in FORMATS else detect_format(inp.content_name, text))
-        records = list(FORMATS[fmt].read(text, inp.name, stem))
-        return _source(inp, fmt, records)
+        return _source(inp, fmt, FORMATS[fmt].read(text, inp.name, stem))
 
 
-def _source(inp: Input, fmt: str, records: list[Episode | BadRecord]) -> Source:
-    """The Source of a fully read input, with a warning per time that could not be read."""
+def _source(inp: Input, fmt: str, items: Iterable[Episode | BadRecord]) -> Source:
+    """The Source of a fully read input, with a warning per time that could not be read;
+    of its bad records only the first MAX_BAD_KEPT are kept, the rest counted."""
+    records: list[Episode | BadRecord] = []
+    bad = 0
+    for item in items:
+        if isinstance(item, BadRecord):
+            bad += 1
+            if bad > MAX_BAD_KEPT:
+                continue
+        records.append(item)
     unread: dict[str, list[int]] = {}
     for item in records:
         if isinstance(item, Episode) and item.timestamp_raw and item.timestamp is None:
@@ -160,20 +185,19 @@ def _source(inp: Input, fmt: str, records: list[Episode | BadRecord]) -> Source:
         warnings.append(
             f"{inp.name}:{lines[0]}: cannot read the time {raw[:60]!r}; stored without a time{more}"
         )
-    return Source(inp.name, inp.sha256(), fmt, records, warnings)
+    return Source(inp.name, inp.sha256(), fmt, records, warnings, max(0, bad - MAX_BAD_KEPT))
 
 
-def read_text(
-    path: str, stdin: BinaryIO | None = None, limits: Limits | None = None
-) -> tuple[str, str]:
-    """(name, text) of one input (`-` = stdin) read as `ingest` reads a JSON document:
-    gzip-compressed or not, UTF-8 with or without a BOM, up to the document limit (none
-    unless given); raises for unreadable or undecodable input."""
-    limits = limits or Limits(document_bytes=sys.maxsize)
-    with open_input(path, stdin, limits) as inp:
+@contextmanager
+def read_lines(
+    path: str, stdin: BinaryIO | None = None, limit: int = sys.maxsize
+) -> Iterator[tuple[str, Iterator[tuple[int, bytes | Oversize]]]]:
+    """(name, numbered non-blank lines) of one input (`-` = stdin), gzip-compressed or not,
+    UTF-8 with or without a BOM, read one line at a time: a line over `limit` bytes comes
+    as its Oversize, and runs of blank lines are skipped as they are read, never held."""
+    with open_input(path, stdin, Limits(document_bytes=limit)) as inp:
         _skip_bom(inp, path)
-        text = _decode(inp.read_all(limits.document_bytes, "the file is"), inp.name, path)
-    return inp.name, text
+        yield inp.name, inp.lines(limit, skip_blank=True)
 
 
 def _by_suffix(name: str) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import re
 import sys
 import zipfile
 import zlib
@@ -29,6 +30,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 EXPORT_MEMBER = "conversations.json"  # what ChatGPT's and Claude's export zips hold
 STDIN_NAME = "<stdin>"
+_NOT_SPACE = re.compile(rb"[^ \t\r\n]")
 
 # Opens a named input for reading (the default opens it by name; the MCP server's opener
 # takes only regular files inside its allowed directories); raises memcli errors.
@@ -126,11 +128,16 @@ class Input:
         data, self._buffer = self._buffer, bytearray()
         return data
 
-    def lines(self, limit: int) -> Iterator[tuple[int, bytes | Oversize]]:
+    def lines(self, limit: int, skip_blank: bool = False) -> Iterator[tuple[int, bytes | Oversize]]:
         """(line number, bytes without the newline) per line; a line over `limit` bytes is
-        an Oversize with its length, its bytes dropped as they are read."""
+        an Oversize with its length, its bytes dropped as they are read. With `skip_blank`,
+        blank lines are not yielded, and whitespace before a line's first other byte is
+        dropped with them, a buffer at a time (a gigabyte of newlines costs no loop per
+        line)."""
         number = 1
         while True:
+            if skip_blank:
+                number += self._skip_space()
             end = self._buffer.find(b"\n")
             while end == -1 and len(self._buffer) <= limit:
                 searched = len(self._buffer)
@@ -150,6 +157,17 @@ class Input:
                     self._buffer.clear()
                 return
             number += 1
+
+    def _skip_space(self) -> int:
+        """Consume whitespace up to the next other byte (or the end); the newlines in it."""
+        newlines = 0
+        while True:
+            found = _NOT_SPACE.search(self._buffer)
+            stop = found.start() if found else len(self._buffer)
+            newlines += self._buffer.count(b"\n", 0, stop)
+            del self._buffer[:stop]
+            if found or not self._pull():
+                return newlines
 
     def _drop_line(self) -> int:
         """Consume the rest of the current line, keeping only its length."""
