@@ -92,11 +92,12 @@ def _open_no_follow(real: str) -> int:
     if os.open not in os.supports_dir_fd:  # no openat here: the path as resolved
         return _open_nonblocking(real)
     parts = Path(real).parts
-    here = os.open(parts[0], os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    # O_PATH: a directory the user may search but not list (mode 0711) can be passed too.
+    lookup = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
+    here = os.open(parts[0], lookup)
     try:
         for name in parts[1:-1]:
-            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-            inner = os.open(name, flags, dir_fd=here)
+            inner = os.open(name, lookup | os.O_NOFOLLOW, dir_fd=here)
             os.close(here)
             here = inner
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC

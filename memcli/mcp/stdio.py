@@ -136,8 +136,11 @@ def serve_stdio(server: MCPServer, limit: int) -> None:
 
 
 async def _stop_on_sigterm(relay: LineRelay, terminated: threading.Event) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
-        async for _ in signals:
-            terminated.set()
-            relay.stop()
-            return
+    try:
+        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+            async for _ in signals:
+                terminated.set()
+                relay.stop()
+                return
+    except NotImplementedError:  # no signal handlers in this event loop (Windows)
+        return
