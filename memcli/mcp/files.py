@@ -13,8 +13,10 @@ call; the helper closes the file whenever that read returns.
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import io
+import operator
 import os
 import queue
 import stat
@@ -63,7 +65,8 @@ def open_regular(real: str, shown: str, *, within: bool, timeout: float = READ_T
                 [f"{shown}: {kind}, not a regular file; the MCP server reads only regular files"],
                 fix="pass a conversation file; to read from a pipe, run `memcli ingest` in a shell",
             )
-        os.set_blocking(fd, True)
+        if hasattr(os, "O_NONBLOCK"):
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
@@ -83,8 +86,17 @@ def file_digest(real: str, *, within: bool, timeout: float = READ_TIMEOUT) -> st
     return digest.hexdigest()
 
 
+# Non-blocking, so that opening a FIFO returns at once (it is then refused); the others
+# where the platform has them.
+_FILE_FLAGS = functools.reduce(
+    operator.or_,
+    (getattr(os, name, 0) for name in ("O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC", "O_BINARY")),
+    os.O_RDONLY,
+)
+
+
 def _open_nonblocking(real: str) -> int:
-    return os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    return os.open(real, _FILE_FLAGS)
 
 
 def _open_no_follow(real: str) -> int:
@@ -100,8 +112,7 @@ def _open_no_follow(real: str) -> int:
             inner = os.open(name, lookup | os.O_NOFOLLOW, dir_fd=here)
             os.close(here)
             here = inner
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-        return os.open(parts[-1], flags, dir_fd=here)
+        return os.open(parts[-1], _FILE_FLAGS | os.O_NOFOLLOW, dir_fd=here)
     finally:
         os.close(here)
 

@@ -57,7 +57,7 @@ def _write_into(path: str) -> BinaryIO | None:
     own = standard_stream(path, info)
     if own is not None:  # share its offset (and its O_APPEND) with the rest of our output
         return os.fdopen(os.dup(own), "wb")
-    flags = os.O_WRONLY | os.O_NOCTTY | (os.O_APPEND if regular else 0)
+    flags = os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | (os.O_APPEND if regular else 0)
     return os.fdopen(os.open(path, flags), "wb")
 
 
