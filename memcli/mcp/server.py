@@ -5,12 +5,13 @@ costs milliseconds instead of a process start. Every tool is a thin layer over o
 `memcli.Memory` method and returns the JSON that `memcli --json` prints for the same work.
 A memcli error becomes a tool error whose text is the message and its fix.
 
-Calls run on the SDK's worker threads; each call in flight borrows its own Memory (its own
-SQLite connection) from a pool, and all of them share the one embedder and the one
-in-process vector index. Writers elsewhere (a `memcli consolidate` from cron) are seen on
-the next call: SQLite's WAL keeps reads going while they write.
+Calls run on threads of their own (memcli.mcp.calls, which also maps errors); each call in
+flight borrows its own Memory (its own SQLite connection) from a pool, and all of them share
+the one embedder and the one in-process vector index. Writers elsewhere (a `memcli
+consolidate` from cron) are seen on the next call: SQLite's WAL keeps reads going while
+they write. Over stdio, memcli.mcp.stdio caps the client's lines and hears SIGTERM.
 
-This is the only module that imports `mcp`.
+This package is the only place that imports `mcp`.
 """
 
 from __future__ import annotations
