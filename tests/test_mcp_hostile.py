@@ -1,7 +1,7 @@
 """`memcli mcp` against a hostile or careless client: a FIFO in an allowed directory is
 refused at once, SIGTERM stops the server even with calls in flight (over stdio and HTTP),
-and a huge message line is dropped as it is read. Over stdio it is spoken to as raw
-JSON-RPC lines, so the test controls exactly what is in flight."""
+and a huge message line is dropped as it is read, its request answered with an error. Over
+stdio it is spoken to as raw JSON-RPC lines, so the test controls exactly what is in flight."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from memcli.mcp.files import ReadStalled, TimedFile
+from memcli.mcp.stdio import request_id
 from tests.cli_runner import REPO, clean_env
 from tests.fakeserver import FakeModelServer
 from tests.peak_memory import KIB_PER_MB, vm_hwm_kb
@@ -42,7 +43,7 @@ class RawServer:
         )  # fmt: skip
         self.stderr = b""
         threading.Thread(target=self._drain_stderr, daemon=True).start()
-        self.replies: dict[int, dict[str, Any]] = {}
+        self.replies: dict[int | str, dict[str, Any]] = {}
         self._arrived = threading.Condition()
         threading.Thread(target=self._read_replies, daemon=True).start()
         self.send(
@@ -76,7 +77,7 @@ class RawServer:
         self.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
                    "params": {"name": tool, "arguments": arguments}})  # fmt: skip
 
-    def reply(self, request_id: int, timeout: float = 60) -> dict[str, Any]:
+    def reply(self, request_id: int | str, timeout: float = 60) -> dict[str, Any]:
         with self._arrived:
             assert self._arrived.wait_for(lambda: request_id in self.replies, timeout), (
                 f"no reply to request {request_id}; stderr: {self.stderr[-2000:]!r}"
@@ -227,10 +228,35 @@ def test_a_huge_message_line_is_dropped_as_it_is_read(allowed: tuple[Path, Path]
         assert not failed and json.loads(stats)["nodes"] == {}
         peak = vm_hwm_kb(server.proc.pid) / KIB_PER_MB
         assert peak - before < 60, (before, peak)  # not the line's 100 MB, nor copies of it
-        assert 2 not in server.replies
+        error = server.reply(2)["error"]  # answered, not left waiting
+        assert "dropped a message of 104857" in error["data"], error
         assert b"dropped a message of 104857" in server.stderr
+        # An id after the long text is read from the line's end; with none, nothing answers.
+        last = b'{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "remember", '
+        last += b'"arguments": {"text": "' + b"y" * (9 * MB) + b'"}}, "id": "late"}\n'
+        server.send(last)
+        server.send(b'{"jsonrpc": "2.0", "method": "x", "params": "' + b"z" * (9 * MB) + b'"}\n')
+        server.call(4, "stats")
+        assert not server.result(4)[0]
+        assert "over the 8388608 bytes limit" in server.reply("late")["error"]["data"]
+        assert server.stderr.count(b"dropped a message") == 3
+        assert set(server.replies) == {0, 1, 2, 3, 4, "late"}
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(
+    ("head", "tail", "found"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"t": "xx', b'x"}}', 7),
+        (b'{"params": {"id": 3, "text": "xx', b'xx"}, "id": "a\\"b"}\n', 'a"b'),
+        (b'{"params": {"id": 3, "text": "xx', b'xx"}}\n', None),  # only a nested one
+        (b'{"method": "id", "x": "\\"id\\": 4", "id": 5.5, "p": "', b'"}', None),
+        (b'{"jsonrpc": "2.0", "method": "notifications/x", "params": "', b'"}', None),
+    ],
+)
+def test_the_id_of_a_dropped_message(head: bytes, tail: bytes, found: int | str | None) -> None:
+    assert request_id(head, tail) == found
 
 
 def test_a_read_that_returns_nothing_times_out() -> None:
