@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from memcli.config import Config
-from memcli.errors import ConfigError, UsageError
+from memcli.errors import ConfigError, NotFound, UsageError
 from memcli.mcp.files import file_digest, open_regular
 
 MIN_TOKEN_CHARS = 16
@@ -69,7 +69,7 @@ class Access:
 
     def check_ingest(self, path: str) -> str:
         """The real path of a file the ingest tool may read; UsageError for any other."""
-        real = Path(os.path.realpath(Path(path).expanduser()))
+        real = _resolved(path)
         if self._allows(real):
             return str(real)
         where = ", ".join(map(str, self.ingest_dirs or ())) or "none (the default over --http)"
@@ -90,7 +90,10 @@ class Access:
     def source_digest(self, spec: str) -> str | None:
         """The sha256 of the file a `forget` source names, read only when clients may
         ingest it: otherwise a client could test any file's content against the sources."""
-        real = Path(os.path.realpath(Path(spec).expanduser()))
+        try:
+            real = _resolved(spec)
+        except NotFound:
+            return None
         if not self._allows(real):
             return None
         return file_digest(str(real), within=self.ingest_dirs is not None)
@@ -107,6 +110,19 @@ class Access:
             f"shell; the owner can allow it with `memcli mcp --allow-forget-all` (or "
             f"mcp.allow_forget_all: true) {_RESTART}",
         )
+
+
+def _resolved(path: str) -> Path:
+    """`path` made absolute with no symbolic link left in it; NotFound when a component
+    changes while it is looked at (Python 3.11's realpath then raises ENOENT or EINVAL)."""
+    try:
+        return Path(os.path.realpath(Path(path).expanduser()))
+    except OSError as exc:
+        raise NotFound(
+            f"{path}: the path changed while it was checked ({exc.strerror or exc}); "
+            "nothing was read",
+            fix="call the tool again once the directory stays put",
+        ) from None
 
 
 def server_token(cfg: Config) -> tuple[str, bool]:
