@@ -50,7 +50,7 @@ class MemoryBase:
                 f"no memory store at {file_path(target)}",
                 fix="ingest something first (memcli ingest FILE), or check --db / MEMCLI_DB",
             )
-        self.store = store if store is not None else open_store(target)
+        self.store = store if store is not None else open_store(target, create=create)
         self._target = target
         self._embedder = embedder
         self._chat = chat

@@ -44,14 +44,17 @@ def __getattr__(name: str) -> Any:
 READ_ONLY_ASKED = "it was opened for reading only"
 
 
-def open_store(target: str | os.PathLike[str], read_only: bool = False) -> Store:
-    """Open or create the store at `target`, a file path or a `postgresql://` URL, and bring
-    its schema up to date. A store this process may not write, or any store when
-    `read_only` (which must exist then), is opened read-only: the database refuses every
-    write, and the store's own raise ReadOnlyStore."""
+def open_store(
+    target: str | os.PathLike[str], read_only: bool = False, create: bool = True
+) -> Store:
+    """Open the store at `target`, a file path or a `postgresql://` URL, and bring its schema
+    up to date; with `create` (and not `read_only`), a missing or empty file becomes a new
+    store, else it is NotFound. A store this process may not write, or any store when
+    `read_only`, is opened read-only: the database refuses every write, and the store's own
+    raise ReadOnlyStore."""
     asked = READ_ONLY_ASKED if read_only else None
     if is_url(target):
         from memcli.store.pg import open_pg_store
 
         return open_pg_store(str(target), asked)
-    return open_sqlite_store(file_path(target), asked)
+    return open_sqlite_store(file_path(target), asked, create)

@@ -18,11 +18,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from memcli.errors import DatabaseError, NotFound
-from memcli.store.sqlite.db import connect, connect_read_only, read_only_reason, refuse_foreign
+from memcli.store.sqlite.db import connect, connect_read_only, read_only_reason
 from memcli.store.sqlite.edges import Edges
 from memcli.store.sqlite.forgotten import Forgotten
 from memcli.store.sqlite.listing import Listing
 from memcli.store.sqlite.migrations import migrate, pending_migrations
+from memcli.store.sqlite.probe import STORE, examine
 from memcli.store.sqlite.prune import Pruning
 from memcli.store.sqlite.stats import Stats
 from memcli.store.sqlite.transfer import Transfer
@@ -36,15 +37,21 @@ class SqliteStore(Pruning, Forgotten, Listing, Transfer, Edges, Work, Stats):
     """A migrated connection to one memcli database file."""
 
 
-def open_sqlite_store(target: Path, read_only: str | None = None) -> SqliteStore:
-    """Open or create the SQLite store file at `target` and bring its schema up to date. A
-    file this process may not write, or `read_only` (why the caller opens it so; the file
-    must exist then), gives a read-only store."""
-    refuse_foreign(target)
+def open_sqlite_store(
+    target: Path, read_only: str | None = None, create: bool = True
+) -> SqliteStore:
+    """Open the SQLite store file at `target` and bring its schema up to date; with
+    `create`, make a store there when the path is missing or the file empty. A file this
+    process may not write, or `read_only` (why the caller opens it so; it never creates),
+    gives a read-only store. Another program's database is refused, whatever is asked."""
+    if examine(target) != STORE and (read_only is not None or not create):
+        what = "the file is empty" if target.exists() else "the file does not exist"
+        raise NotFound(
+            f"no memory store at {target} ({what})",
+            fix="ingest something first (memcli ingest FILE), or check --db / MEMCLI_DB",
+        )
     read_only_why = read_only_reason(target)
     if read_only is not None and read_only_why is None:
-        if not target.is_file():
-            raise NotFound(f"no memory store at {target}", fix="check --db / MEMCLI_DB")
         read_only_why = read_only
     return _opened(target, read_only_why)
 

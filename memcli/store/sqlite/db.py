@@ -147,10 +147,23 @@ def connect_read_only(target: Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any
     A WAL-mode file needs its -shm index beside it; where that cannot be made (a read-only
     directory or mount) the file is opened immutable, which no writer can be changing there.
     """
+    conn = open_unchanged(target, ("mode=ro", "mode=ro&immutable=1"), busy_timeout)
+    _load_vec(conn)
+    conn.execute(sql.BUSY_TIMEOUT.format(int(busy_timeout * 1000)))
+    for pragma in sql.connection_pragmas(MMAP_BYTES):
+        conn.execute(pragma)
+    return conn
+
+
+def open_unchanged(
+    target: Path, modes: tuple[str, ...], busy_timeout: float = BUSY_TIMEOUT_S
+) -> Any:
+    """A plain read-only connection to `target` whose schema could be read, trying each of
+    the URI `modes` in turn; DatabaseError when none could, or the file is not SQLite's."""
     sqlite3 = sqlite_module()
     uri = target.absolute().as_uri()
     error: Exception | None = None
-    for mode in ("mode=ro", "mode=ro&immutable=1"):
+    for mode in modes:
         try:
             conn = sqlite3.connect(
                 f"{uri}?{mode}", uri=True, timeout=busy_timeout, isolation_level=None,
@@ -160,44 +173,17 @@ def connect_read_only(target: Path, busy_timeout: float = BUSY_TIMEOUT_S) -> Any
             raise _cannot_open(target, str(exc)) from None
         try:
             conn.execute(sql.SCHEMA_PROBE).fetchone()
-            break
+            return conn
         except sqlite3.DatabaseError as exc:
             conn.close()
             if _not_a_database(exc):
                 raise _not_memcli(target, exc) from None
             error = exc
-    else:
-        raise _cannot_open(target, str(error)) from None
-    _load_vec(conn)
-    conn.execute(sql.BUSY_TIMEOUT.format(int(busy_timeout * 1000)))
-    for pragma in sql.connection_pragmas(MMAP_BYTES):
-        conn.execute(pragma)
-    return conn
-
-
-def refuse_foreign(target: Path) -> None:
-    """DatabaseError when `target` is an SQLite database another program made: memcli
-    must not add its tables to it, switch it to WAL or set its user_version. An empty
-    file, or an SQLite file holding nothing, may become a store."""
-    if not target.is_file() or target.stat().st_size == 0:
-        return
-    conn = connect_read_only(target)
-    try:
-        version = int(conn.execute(sql.USER_VERSION).fetchone()[0])
-        names = [row[0] for row in conn.execute(sql.SCHEMA_NAMES)]
-    finally:
-        conn.close()
-    if not names or (version > 0 and sql.META_TABLE in names):
-        return
-    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-    raise DatabaseError(
-        f"{target} is an SQLite database of another program (it holds {shown}), not a "
-        "memcli store; memcli leaves it as it is",
-        fix="pass --db the path of a memcli store, or a new path for `memcli ingest` to create one",
-    )
+    raise _cannot_open(target, str(error)) from None
 
 
 def _not_memcli(target: Path, exc: Exception) -> DatabaseError:
+    """The file is not an SQLite database at all (or its schema cannot be read)."""
     return DatabaseError(
         f"{target} is not a memcli database ({exc})",
         fix="pass --db the path of a memcli store, or a new path for `memcli ingest` to create one",

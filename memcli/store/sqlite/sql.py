@@ -35,6 +35,7 @@ def connection_pragmas(mmap_bytes: int) -> tuple[str, ...]:
 WAL_MODE = "PRAGMA journal_mode = WAL"
 SCHEMA_PROBE = "SELECT count(*) FROM sqlite_master"  # reads the file (and its WAL index)
 SCHEMA_NAMES = "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
+APPLICATION_ID = "PRAGMA application_id"  # another program's mark, where it sets one
 DATABASE_FILE = "PRAGMA database_list"  # row 0: (seq, "main", file path)
 META_TABLE = "meta"  # every migrated store has it (the first migration makes it)
 WAL_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
