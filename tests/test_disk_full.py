@@ -109,3 +109,30 @@ def test_a_new_store_on_a_full_disk_leaves_no_file(
     assert result.exit_code == FULL, result.stderr
     assert f"the disk holding {db} is full" in result.stderr
     assert sorted(p.name for p in disk.iterdir()) == ["filler"]
+
+
+def test_sqlite_vecs_own_error_for_a_write_the_full_disk_refused_is_a_full_disk(
+    disk: Path, tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    """sqlite-vec reports a shadow-table write that failed in its own words ("could not
+    update rowids position", SQLite's SQLITE_FULL lost on the way). Here a trigger makes that
+    write fail the way a full disk does, on a disk that is full: exit 9, not an internal
+    error; with room left, the same failure is not taken for a full disk."""
+    db = disk / "memory.db"
+    cli = Memcli(config=config_file(tmp_path, fake_server, llm=False), db=db)
+    cli.ok("ingest", EXAMPLE)
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "CREATE TRIGGER no_room BEFORE UPDATE ON vec_nodes_rowids "
+        "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+    )
+    conn.commit()
+    conn.close()
+    small = _chat(tmp_path / "small.jsonl", "small", 3)
+    with_room = cli("ingest", small)
+    assert with_room.exit_code == 1 and "could not update rowids position" in with_room.stderr
+    _fill(disk, leave=256 << 10)
+    result = cli("ingest", small)
+    assert result.exit_code == FULL, result.stderr
+    assert result.stderr.startswith(f"memcli: error: the disk holding {db} is full")
+    assert "internal error" not in result.stderr and result.stdout == ""

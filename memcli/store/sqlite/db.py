@@ -50,15 +50,25 @@ NO_ROOM_BYTES = 1 << 20  # less free space than this: an I/O error is taken for 
 
 def disk_full(exc: BaseException, path: str | Path | None = None) -> bool:
     """Whether an error says the file system is out of space: SQLite's SQLITE_FULL, ENOSPC
-    from the OS, or an I/O error on a disk (the one holding `path`) with next to no room
-    left (SQLite reports a -shm file it cannot extend so)."""
+    from the OS, or, on a disk (the one holding `path`) with next to no room left, an I/O
+    error (SQLite reports a -shm file it cannot extend so) or sqlite-vec's report of a
+    shadow-table write that failed (it replaces SQLITE_FULL with its own words)."""
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
         return True
     name = getattr(exc, "sqlite_errorname", "") or ""
-    if name == "SQLITE_FULL" or (not name and "database or disk is full" in str(exc)):
+    text = str(exc)
+    if name == "SQLITE_FULL" or (not name and "database or disk is full" in text):
         return True
-    io_error = name.startswith("SQLITE_IOERR") or (not name and "disk I/O error" in str(exc))
-    return io_error and path is not None and _no_room(Path(path))
+    io_error = name.startswith("SQLITE_IOERR") or (not name and "disk I/O error" in text)
+    vec_write = text.startswith(_VEC_WRITE_FAILED)
+    return (io_error or vec_write) and path is not None and _no_room(Path(path))
+
+
+# How sqlite-vec words a failed write to its shadow tables (the rowids, chunks and blobs).
+_VEC_WRITE_FAILED = (
+    "Internal sqlite-vec error: could not", "Internal sqlite-vec error: Could not insert",
+    "could not write to", "could not open", "Could not insert",
+)  # fmt: skip
 
 
 def _no_room(path: Path) -> bool:
