@@ -3,10 +3,11 @@
 Checks, in order: the embedder answers (and how fast); an LLM is configured; its server is
 reachable and lists the model; a reply constrained to a small JSON schema comes back valid
 (and in which form the schema was sent); the context window and where its size came from;
-tokens per second on that short request; then, when the configured store exists, whether
-its turn vectors are made as ingest makes them now. A failed check sets the exit code: 3
-for a configuration error, 5 for a server that cannot be reached or lacks the model, 6 for
-a model whose reply does not fit the schema. Warnings leave it 0.
+tokens per second on that short request; then, when the configured store exists, SQLite's
+integrity check of its file and whether its turn vectors are made as ingest makes them now.
+A failed check sets the exit code: 3 for a configuration error, 5 for a server that cannot
+be reached or lacks the model, 6 for a model whose reply does not fit the schema, 7 for a
+damaged store file. Warnings leave it 0.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 
-from memcli.errors import MemcliError, ModelOutputInvalid
+from memcli.errors import DatabaseError, MemcliError, ModelOutputInvalid, damaged_store
 
 if TYPE_CHECKING:
     from memcli.config import Config
@@ -152,6 +153,39 @@ def check_vectors(cfg: Config, embedder: Embedder) -> Check:
             return Check("vectors", "warn", detail, _REINDEX_FIX, data=data)
     detail = f"{sampled} turns sampled: their vectors are made as ingest makes them now"
     return Check("vectors", "ok", detail, data=data)
+
+
+def check_store(cfg: Config) -> Check | None:
+    """SQLite's integrity check of the store file, run by the SQLite memcli uses (a system
+    sqlite3 older than the store's features may call a healthy store damaged); None when
+    there is no store file to check."""
+    from memcli.store import check_integrity
+
+    try:
+        problems = check_integrity(cfg.db_path)
+    except MemcliError as exc:
+        return _failed("store", exc)
+    except Exception as exc:
+        damaged = damaged_store(exc)
+        if damaged is None:
+            raise
+        problems = [str(exc)]
+    if problems is None:
+        return None
+    if not problems:
+        return Check("store", "ok", "SQLite's integrity check found nothing wrong")
+    more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+    return Check(
+        "store", "fail", f"the store file is damaged: {problems[0]}{more}", _DAMAGED_FIX,
+        DatabaseError.exit_code, data={"problems": problems},
+    )  # fmt: skip
+
+
+# Not damaged_store's fix, which sends the user here.
+_DAMAGED_FIX = (
+    "restore it from a backup (or import a `memcli export` dump into a new --db); "
+    "`memcli export` may still save what can be read"
+)
 
 
 def _sampled_turns(store: Any) -> list[tuple[int, Any, Any]]:
@@ -327,6 +361,9 @@ def run_doctor(
     embedding, embedder = check_embedder(cfg, create_embedder or llm.create_embedder)
     report.add(embedding)
     check_llm(cfg, create_chat or llm.create_chat, report)
-    if embedder is not None:
+    store = check_store(cfg)
+    if store is not None:
+        report.add(store)
+    if embedder is not None and (store is None or store.status == "ok"):
         report.add(check_vectors(cfg, embedder))
     return report

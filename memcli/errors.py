@@ -159,6 +159,7 @@ def damaged_store(exc: BaseException) -> DatabaseError | None:
     return DatabaseError(
         f"the store file is damaged ({text}): memcli cannot read part of it",
         fix="restore it from a backup (or import a `memcli export` dump into a new --db); "
-        "`sqlite3 FILE 'PRAGMA integrity_check'` shows what is damaged, and `memcli export` "
-        "may still save what can be read",
+        "`memcli doctor` shows what is damaged (with the SQLite memcli uses: an older "
+        "sqlite3 may call a healthy store damaged), and `memcli export` may still save what "
+        "can be read",
     )

@@ -12,6 +12,7 @@ import pytest
 from tests.cli_runner import Memcli
 from tests.fakeserver import FakeModelServer, refused_url
 from tests.llama_server import LlamaServer, llm_settings
+from tests.test_store_damaged import _schema_pages
 
 
 def _cli(tmp_path: Path, llm: str, embedding: str = "  provider: none\n") -> Memcli:
@@ -243,3 +244,25 @@ def test_turns_stored_while_embeddings_were_off_warn_until_reindex(
     cli.ok("reindex")
     _, checks = _checks(cli)
     assert checks["vectors"]["status"] == "ok" and checks["vectors"]["current"] == 4
+
+
+def test_the_store_file_is_checked_by_the_sqlite_memcli_uses(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    cli = _store_with_vectors(tmp_path, fake_server)
+    code, checks = _checks(cli)
+    assert code == 0, checks
+    assert checks["store"]["status"] == "ok" and "integrity check" in checks["store"]["detail"]
+    db = tmp_path / "memory.db"
+    cli.ok("inspect")  # checkpointed: the pages are in the file
+    schema = _schema_pages(db)
+    with db.open("r+b") as file:  # every page header but the schema's, which stays readable
+        for page in range(1, db.stat().st_size // 4096):
+            if page + 1 not in schema:
+                file.seek(page * 4096)
+                file.write(b"\xff" * 12)
+    code, checks = _checks(cli)
+    assert code == 7, checks
+    assert checks["store"]["status"] == "fail"
+    assert "restore it from a backup" in checks["store"]["fix"]
+    assert "memcli doctor" not in checks["store"]["fix"]  # the fix that sent the user here

@@ -17,13 +17,14 @@ def doctor(state: State) -> None:
 
     Reachable, model present, a reply that fits a JSON schema (and the form the server
     takes it in), the context window and where its size comes from, tokens per second on
-    a short prompt. Run it after editing the config. When the store exists, a few of its
-    turns are embedded again to see whether their vectors are made as ingest makes them
-    now (a store ingested by an older memcli warns, with `memcli reindex` as the fix).
+    a short prompt. Run it after editing the config. When the store exists, SQLite's
+    integrity check runs on its file (with the SQLite memcli uses), and a few of its turns
+    are embedded again to see whether their vectors are made as ingest makes them now (a
+    store ingested by an older memcli warns, with `memcli reindex` as the fix).
 
     Exit code: 0 when no check failed (warnings included), 3 for a configuration error,
     5 when a server cannot be reached or does not serve the model, 6 when the model's reply
-    does not fit the schema.
+    does not fit the schema, 7 when the store file is damaged.
 
     [b]Examples[/b]
 

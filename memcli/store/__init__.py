@@ -21,13 +21,14 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from memcli.store.sqlite import SqliteStore, open_sqlite_store
+from memcli.store.sqlite.probe import integrity_problems
 from memcli.store.target import file_path, is_url
 from memcli.store.work import CONSOLIDATION_LOCK
 
 if TYPE_CHECKING:
     from memcli.store.interface import Store
 
-__all__ = ["CONSOLIDATION_LOCK", "SqliteStore", "Store", "open_store"]
+__all__ = ["CONSOLIDATION_LOCK", "SqliteStore", "Store", "check_integrity", "open_store"]
 
 
 def __getattr__(name: str) -> Any:
@@ -58,3 +59,12 @@ def open_store(
 
         return open_pg_store(str(target), asked)
     return open_sqlite_store(file_path(target), asked, create)
+
+
+def check_integrity(target: str | os.PathLike[str]) -> list[str] | None:
+    """What SQLite's integrity check finds wrong in the store file at `target` ([] for
+    nothing), run by the SQLite memcli uses; None for a Postgres URL (the server keeps its
+    own pages) or a path where there is no store yet."""
+    if is_url(target):
+        return None
+    return integrity_problems(file_path(target))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memcli.errors import DatabaseError
 from memcli.store.sqlite import sql
-from memcli.store.sqlite.db import open_unchanged
+from memcli.store.sqlite.db import connect_read_only, open_unchanged
 
 BLANK = "blank"  # missing, 0 bytes, or an SQLite file holding nothing: a store may be made
 STORE = "store"  # a memcli store (a `meta` table and a migration count)
@@ -53,3 +53,22 @@ def _holding(names: list[str], version: int) -> str:
         return f"it has {mark} and no table"
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     return f"it holds {shown}"
+
+
+INTEGRITY_CHECK = "PRAGMA integrity_check"
+INTEGRITY_SHOWN = 20  # SQLite stops at 100 problems; the first few say enough
+
+
+def integrity_problems(target: Path) -> list[str] | None:
+    """What SQLite's integrity check finds wrong in the store file at `target`, run by the
+    SQLite memcli uses, with sqlite-vec loaded ([] for none); None when there is no store
+    there yet. Nothing is written; another program's file is refused as `examine` does."""
+    if examine(target) != STORE:
+        return None
+    conn = connect_read_only(target)
+    try:
+        rows = conn.execute(INTEGRITY_CHECK).fetchall()
+    finally:
+        conn.close()
+    problems = [str(row[0]) for row in rows]
+    return [] if problems == ["ok"] else problems[:INTEGRITY_SHOWN]
