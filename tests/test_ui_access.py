@@ -13,6 +13,7 @@ from memcli.errors import ReadOnlyStore
 from tests.ui_helpers import PORT, TOKEN, build, config, page_client, signed_in
 
 PAGES = ("/", "/search?q=Porto", "/timeline", "/entities", "/runs", "/static/ui.css")
+NAVIGATE = {"sec-fetch-mode": "navigate"}  # what a browser sends when it opens an address
 
 
 @pytest.fixture(scope="module")
@@ -34,14 +35,45 @@ def test_the_first_visit_sets_a_strict_httponly_cookie_and_drops_the_token(
     built: dict[str, Any],
 ) -> None:
     with page_client(built["db"]) as client:
-        first = client.get(f"/search?q=Porto&token={TOKEN}", follow_redirects=False)
+        first = client.get(
+            f"/search?q=Porto&token={TOKEN}", headers=NAVIGATE, follow_redirects=False
+        )
         assert first.status_code == 303
-        assert first.headers["location"] == "/search?q=Porto"
+        assert first.headers["location"] == f"http://127.0.0.1:{PORT}/search?q=Porto"
         cookie = first.headers["set-cookie"]
         assert f"memcli_ui_{PORT}={TOKEN}" in cookie
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
         page = client.get("/search?q=Porto")  # the cookie alone now
         assert page.status_code == 200 and "I moved to Porto" in page.text
+
+
+@pytest.mark.parametrize(
+    "path", ["//evil.example/", "//evil.example/search?q=x", "/\\evil.example/", "///evil.example"]
+)
+def test_the_redirect_after_the_token_never_leaves_this_server(
+    built: dict[str, Any], path: str
+) -> None:
+    with page_client(built["db"]) as client:
+        sep = "&" if "?" in path else "?"
+        first = client.get(f"{path}{sep}token={TOKEN}", headers=NAVIGATE, follow_redirects=False)
+        assert first.status_code == 303
+        assert first.headers["location"].startswith(f"http://127.0.0.1:{PORT}/")
+
+
+def test_a_token_on_the_address_or_as_bearer_opens_each_page_for_a_script(
+    built: dict[str, Any],
+) -> None:
+    with page_client(built["db"]) as client:
+        first = client.get(f"/search?q=Porto&token={TOKEN}", follow_redirects=False)
+        assert first.status_code == 200 and "I moved to Porto" in first.text
+        assert f"memcli_ui_{PORT}={TOKEN}" in first.headers["set-cookie"]
+    with page_client(built["db"]) as client:
+        bearer = {"authorization": f"Bearer {TOKEN}"}
+        for path in PAGES:
+            assert client.get(path, headers=bearer).status_code == 200, path
+        assert "set-cookie" not in client.get("/", headers=bearer).headers
+        assert client.get("/", headers={"authorization": "Bearer nope"}).status_code == 401
+        assert client.get("/").status_code == 401  # nothing kept from the bearer requests
 
 
 def test_another_servers_cookie_is_not_this_ones(built: dict[str, Any]) -> None:

@@ -4,7 +4,9 @@ token and Host rules over real HTTP, and the errors before it serves."""
 from __future__ import annotations
 
 import http.client
+import shutil
 import socket
+import subprocess
 from pathlib import Path
 
 from tests.cli_runner import Memcli
@@ -28,12 +30,34 @@ def test_the_first_line_is_the_address_and_only_it_opens_the_page(tmp_path: Path
         port, token = int(match[1]), match[2]
         assert _get(port, "/").status == 401
         assert _get(port, f"/?token={token}", {"Host": f"evil.example:{port}"}).status == 421
-        first = _get(port, f"/search?q=Porto&token={token}")
-        assert first.status == 303 and first.getheader("location") == "/search?q=Porto"
+        first = _get(port, f"/search?q=Porto&token={token}", {"Sec-Fetch-Mode": "navigate"})
+        assert first.status == 303
+        assert first.getheader("location") == f"http://127.0.0.1:{port}/search?q=Porto"
         cookie = first.getheader("set-cookie").split(";")[0]
         page = _get(port, "/search?q=Porto", {"Cookie": cookie})
         assert page.status == 200
         assert "I moved to Porto in March" in page.body.decode()  # type: ignore[attr-defined]
+
+
+def test_curl_and_wget_read_the_printed_address_as_it_is(tmp_path: Path) -> None:
+    built = build(tmp_path)
+    with served(built["db"], tmp_path) as (line, _):
+        port, token = FIRST_LINE.match(line).groups()  # type: ignore[union-attr]
+        search = line.replace("/?", "/search?q=Porto&")
+        bearer = ["-H", f"Authorization: Bearer {token}", f"http://127.0.0.1:{port}/search?q=Porto"]
+        commands = {
+            "curl": ["curl", "-sS", "-f", search],
+            "wget": ["wget", "-q", "-O", "-", search],
+            "curl, bearer": ["curl", "-sS", "-f", *bearer],
+        }
+        for name, command in commands.items():
+            if shutil.which(command[0]) is None:
+                continue
+            done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, (name, done.stderr)
+            assert "I moved to Porto in March" in done.stdout, name
+        assert _get(port, "/", {"Authorization": "Bearer not-the-token"}).status == 401
+        assert _get(port, "/", {"Authorization": f"Basic {token}"}).status == 401
 
 
 def test_it_listens_on_the_loopback_address_only(tmp_path: Path) -> None:

@@ -25,8 +25,10 @@ def ui(state: State, port: Port = 8766, no_browser: NoBrowser = False) -> None:
 
     The first line printed is the page's address with a new secret token
     (http://127.0.0.1:PORT/?token=...); the browser opens it unless --no-browser. The page
-    answers only on 127.0.0.1 and only with that token (or the cookie its first visit
-    sets), opens the store read-only, and never changes it. Ctrl-C stops it.
+    answers only on 127.0.0.1 and only with that token (in the address, as
+    `Authorization: Bearer`, or the cookie a browser's first visit sets), so curl and wget
+    take the printed address as it is. It opens the store read-only and never changes it.
+    Ctrl-C stops it.
 
     Pages: search with each hit's score by signal (/search?q=TEXT), the timeline of
     sessions, a node with its neighbourhood drawn and what forgetting it would remove,

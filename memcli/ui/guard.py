@@ -8,13 +8,17 @@ Any local process, and any web page open in the user's browser, can reach a port
    name to this port;
 2. be a GET or HEAD, else 405: the page only reads;
 3. come with no Origin, or this server's own, else 403;
-4. carry the token printed at start: `?token=` (the first visit), or the cookie that
-   visit set (HttpOnly, SameSite=Strict, so no other site's page can send it), else 401.
+4. carry the token printed at start, as `?token=`, as `Authorization: Bearer TOKEN`, or
+   as the cookie a browser's first visit set (HttpOnly, SameSite=Strict, so no other
+   site's page can send it), else 401.
 
-A first visit with `?token=` is redirected to the same address without it, so the token
-does not stay in the address bar or the history. Every answer carries headers that keep
-the page out of frames and its content from being sniffed or leaked through Referer.
-Plain ASGI: no framework needed for this.
+A browser's visit with `?token=` (a top-level navigation: `Sec-Fetch-Mode: navigate`) is
+redirected to the same address without it, setting the cookie, so the token does not stay
+in the address bar or the history. Any other request with a valid token is answered at
+once, so curl and wget work with the printed address and no cookie jar. The redirect names
+this server's own origin in full: a path such as `//other.host/` stays a path here. Every
+answer carries headers that keep the page out of frames and its content from being sniffed
+or leaked through Referer. Plain ASGI: no framework needed for this.
 """
 
 from __future__ import annotations
@@ -72,13 +76,16 @@ class Guard:
             await _plain(send, *refusal)
             return
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-        if "token" in query:  # valid (checked above): keep it in a cookie, not the address
+        if "token" not in query:
+            await self.app(scope, receive, _secured(send))
+        elif headers.get(b"sec-fetch-mode") == b"navigate":  # a browser: token out of sight
             rest = urlencode({k: v for k, v in query.items() if k != "token"})
             path = scope.get("raw_path") or quote(scope["path"]).encode()
-            where = path.decode("latin-1") + (f"?{rest}" if rest else "")
-            await self._first_visit(send, where)
-            return
-        await self.app(scope, receive, _secured(send))
+            # In full, with the Host checked above: `//other.host/` must stay a path here.
+            where = f"http://{headers[b'host'].decode('latin-1')}{path.decode('latin-1')}"
+            await self._first_visit(send, where + (f"?{rest}" if rest else ""))
+        else:  # curl, wget, a script: the answer now, and the cookie for an old browser
+            await self.app(scope, receive, _secured(send, self._cookie_header()))
 
     def _refusal(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[int, str] | None:
         """(status, reason) when the request must be refused, else None."""
@@ -92,7 +99,7 @@ class Guard:
         if not self._has_token(scope, headers):
             return 401, (
                 "this page needs the address `memcli ui` printed when it started "
-                "(http://127.0.0.1:PORT/?token=...)"
+                "(http://127.0.0.1:PORT/?token=...), or its token as `Authorization: Bearer`"
             )
         return None
 
@@ -100,27 +107,34 @@ class Guard:
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         if "token" in query:
             return hmac.compare_digest(query["token"].encode(), self.token)
+        scheme, _, bearer = headers.get(b"authorization", b"").partition(b" ")
+        if scheme.lower() == b"bearer" and hmac.compare_digest(bearer.strip(), self.token):
+            return True
         for part in headers.get(b"cookie", b"").split(b";"):
             name, _, value = part.strip().partition(b"=")
             if name == self.cookie.encode() and hmac.compare_digest(value, self.token):
                 return True
         return False
 
-    async def _first_visit(self, send: Send, where: str) -> None:
+    def _cookie_header(self) -> tuple[bytes, bytes]:
         cookie = f"{self.cookie}={self.token.decode()}; HttpOnly; SameSite=Strict; Path=/"
-        headers = [(b"location", where.encode()), (b"set-cookie", cookie.encode())]
+        return b"set-cookie", cookie.encode()
+
+    async def _first_visit(self, send: Send, where: str) -> None:
+        headers = [(b"location", where.encode("latin-1")), self._cookie_header()]
         await send(
             {"type": "http.response.start", "status": 303, "headers": headers + SECURITY_HEADERS}
         )
         await send({"type": "http.response.body", "body": b""})
 
 
-def _secured(send: Send) -> Send:
-    """`send` with the security headers added to the response."""
+def _secured(send: Send, *extra: tuple[bytes, bytes]) -> Send:
+    """`send` with the security headers (and any `extra` ones) added to the response."""
 
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
-            message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
+            added = [*message.get("headers", []), *SECURITY_HEADERS, *extra]
+            message = {**message, "headers": added}
         await send(message)
 
     return wrapped
