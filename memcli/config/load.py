@@ -24,6 +24,7 @@ from memcli.config.schema import (
     RetrievalConfig,
     default_db_path,
 )
+from memcli.config.secrecy import exposure
 from memcli.errors import ConfigError, NotFound, did_you_mean
 from memcli.text import hide_userinfo
 
@@ -296,6 +297,8 @@ def load_config(
     """Build the effective settings from defaults, a file, the environment and flags."""
     path, given = layers(config_path, env, overrides)
     notices = _removed_keys(path, given, os.environ if env is None else env)
+    exposed = exposure(path, given[0][1])  # a secret in a file others may read
+    notices += (exposed,) if exposed else ()
     merged: dict[str, Any] = {}
     for _, layer in given:
         merged = _merge(merged, layer)

@@ -131,6 +131,7 @@ def server_token(cfg: Config) -> tuple[str, bool]:
     token = cfg.mcp.token
     if token is None:
         return secrets.token_urlsafe(32), True
+    _refuse_a_token_others_read(cfg)
     if len(token.strip()) < MIN_TOKEN_CHARS:
         raise ConfigError(
             f"mcp.token is {len(token.strip())} characters; it needs at least {MIN_TOKEN_CHARS}",
@@ -138,6 +139,27 @@ def server_token(cfg: Config) -> tuple[str, bool]:
             f"and set it in {TOKEN_ENV} (or mcp.token), or unset it for a new one per start",
         )
     return token.strip(), False
+
+
+def _refuse_a_token_others_read(cfg: Config) -> None:
+    """ConfigError when the token in use comes from a config file other users may read:
+    it would keep none of them out (memcli.config.secrecy)."""
+    from memcli.config.load import read_yaml
+    from memcli.config.secrecy import exposure
+
+    if cfg.source_file is None:
+        return
+    path = Path(cfg.source_file)
+    layer = read_yaml(path)
+    if str((layer.get("mcp") or {}).get("token")) != cfg.mcp.token:
+        return  # MEMCLI_MCP_TOKEN set another one: that is the token in use
+    problem = exposure(path, layer)
+    if problem is not None:
+        what, _, fix = problem.partition("; fix: ")
+        raise ConfigError(
+            f"will not serve over HTTP with a token anyone on this machine may read: {what}",
+            fix=fix,
+        )
 
 
 class BearerAuth:
