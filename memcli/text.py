@@ -23,6 +23,13 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 # user[:password]@ right after a URL's scheme, before its host: not an '@' in a path, query
 # or fragment, nor a '//' in ordinary prose.
 _USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s]+@")
+# A query parameter that carries a credential: libpq's password and sslpassword, and the
+# names HTTP APIs give a key or token (`?key=`, `?api_key=`, `?access_token=`...).
+_SECRET_PARAM = re.compile(
+    r"([?&](?:ssl)?(?:password|passwd|pwd|secret|token|access_token|api[_-]?key|key)=)"
+    r"[^&#\s'\"]*",
+    re.IGNORECASE,
+)
 
 # Words that carry no topic; dropped from full-text queries so BM25 ranks on content.
 # ("may" is not among them: it is also a month.)
@@ -110,8 +117,14 @@ def truncate(text: str, limit: int) -> str:
 
 
 def hide_userinfo(url: str) -> str:
-    """The URL with any user:password@ part masked, fit for a message or a listing."""
-    return _USERINFO.sub(r"\1***@", url)
+    """The URL with any user:password@ part and any credential in its query masked, fit
+    for a message or a listing."""
+    return hide_query_secrets(_USERINFO.sub(r"\1***@", url))
+
+
+def hide_query_secrets(url: str) -> str:
+    """The URL with the value of each query parameter that carries a credential masked."""
+    return _SECRET_PARAM.sub(r"\1***", url)
 
 
 def hide_secret(text: str, secret: str) -> str:

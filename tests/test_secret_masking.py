@@ -17,6 +17,17 @@ from memcli.text import hide_secret, hide_userinfo
         ("http://host/#top@x", "http://host/#top@x"),
         ("see //joe@example.org", "see //joe@example.org"),
         ("mail bob@example.org", "mail bob@example.org"),
+        (
+            "postgresql://h/db?user=mem&password=pw1&x=1",
+            "postgresql://h/db?user=mem&password=***&x=1",
+        ),
+        ("postgresql://h/db?sslpassword=pw1", "postgresql://h/db?sslpassword=***"),
+        ("https://h/v1?key=AIzaXYZ#f", "https://h/v1?key=***#f"),
+        ("https://h/v1?api-key=k1&access_token=t1", "https://h/v1?api-key=***&access_token=***"),
+        (
+            "https://h/v1?api-version=2024-06-01&monkey=1",
+            "https://h/v1?api-version=2024-06-01&monkey=1",
+        ),
     ],
 )
 def test_userinfo_masking_touches_only_credentials(text: str, shown: str) -> None:

@@ -10,9 +10,10 @@ import os
 import re
 from pathlib import Path
 
+from memcli.text import hide_query_secrets
+
 URL_SCHEMES = ("postgresql://", "postgres://")
 _PASSWORD = re.compile(r"^([a-z]+://[^:/?#@]*:)[^@/?#]*@", re.IGNORECASE)
-_PASSWORD_PARAM = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
 
 
 def is_url(target: str | os.PathLike[str]) -> bool:
@@ -24,8 +25,7 @@ def shown(target: str | os.PathLike[str]) -> str:
     """The target fit for a message: a URL without its password, a path as given."""
     if not is_url(target):
         return str(target)
-    text = _PASSWORD.sub(r"\1***@", str(target))
-    return _PASSWORD_PARAM.sub(r"\1***", text)
+    return hide_query_secrets(_PASSWORD.sub(r"\1***@", str(target)))
 
 
 def file_path(target: str | os.PathLike[str]) -> Path:
