@@ -42,13 +42,15 @@ def ui(state: State, port: Port = 8766, no_browser: NoBrowser = False) -> None:
 
       memcli --db ~/memory.db --space work ui --port 0   (any free port)
     """
+    from memcli.store.target import shown
     from memcli.ui.server import prepare
 
     cfg = state.config_obj()
     server = prepare(cfg, port)
+    db = shown(cfg.db_path)  # a postgresql:// URL without its password
     if state.out.json:
-        state.out.record({"url": server.url, "port": server.port, "db": cfg.db_path})
+        state.out.record({"url": server.url, "port": server.port, "db": db})
     else:
         state.out.text(server.url)  # first on stdout: without it nobody can open the page
-    state.out.info(f"memcli ui: serving {cfg.db_path} (space {cfg.space}) read-only; Ctrl-C stops")
+    state.out.info(f"memcli ui: serving {db} (space {cfg.space}) read-only; Ctrl-C stops")
     server.serve(open_browser=not no_browser)
