@@ -18,7 +18,9 @@ from tests import llama_server
 from tests.fakeserver import FakeModelServer
 from tests.pg_server import REQUIRE_ENV as REQUIRE_PG
 from tests.pg_server import PgServer
+from tests.pg_server import missing as pg_missing
 from tests.pg_server import start as start_pg
+from tests.pg_server import unavailable as pg_unavailable
 from tests.stores import LOCOMO_DEV, Built, StoreCache
 
 
@@ -141,6 +143,16 @@ def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "m.db")
     return request.getfixturevalue("pg_url")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A Postgres test skips (or fails, under REQUIRE_POSTGRES) where the packages are
+    missing, whether or not it asks for the server: one that only runs memcli against an
+    unreachable URL needs the driver as much as the rest."""
+    if item.get_closest_marker("postgres"):
+        why = pg_missing()
+        if why is not None:
+            pg_unavailable(why)
 
 
 @pytest.hookimpl(wrapper=True)

