@@ -51,6 +51,40 @@ def test_the_marks() -> None:
     assert mask_secrets(masked) == (masked, 0)  # a mark is never masked again
 
 
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "export AWS_SECRET_ACCESS_KEY=[secret]",
+        ),
+        ('aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG"', "aws_secret_access_key = [secret]"),
+        (
+            "DB_PASSWORD=hunter2 and GITHUB_TOKEN: abc123",
+            "DB_PASSWORD=[secret] and GITHUB_TOKEN: [secret]",
+        ),
+        (
+            "the store is postgresql://mem:Tr0ub4dor@db.example.org:5432/memdb, use it",
+            "the store is postgresql://mem:[secret]@db.example.org:5432/memdb, use it",
+        ),
+        (
+            "mirror https://ann:pw%40x@git.example.org/r.git",
+            "mirror https://ann:[secret]@git.example.org/r.git",
+        ),
+        ("charge with sk_live_4eC39HqLyjWDarjtT1zdp7dc", "charge with [secret sk_live_…p7dc]"),
+        ("restricted rk_test_51HfGq2eZvKYlo2C0aBcDeFgH", "restricted [secret rk_test_…eFgH]"),
+        # not credentials: a URL without a password, a host:port, a public key, prose
+        ("see https://ann@example.org/x and http://host:8080/a@b", None),
+        ("pk_live_4eC39HqLyjWDarjtT1zdp7dc is the publishable key", None),
+        ("the token: a bus token. A secret: none. next_page=2", None),
+    ],
+)
+def test_the_shapes_found_on_a_probe(text: str, shown: str | None) -> None:
+    masked, count = mask_secrets(text)
+    assert masked == (shown or text) and (count == 0) == (shown is None)
+    assert mask_secrets(masked) == (masked, 0)  # a mark is never masked again
+
+
 def test_ingest_export_and_context_never_carry_them(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     cli = Memcli(config=write_config(tmp_path), db=db)

@@ -49,6 +49,8 @@ _RULES = (
     ),
     # OpenAI (sk-, sk-proj-), Anthropic (sk-ant-) and others that use the sk- prefix.
     _Rule(re.compile(r"(?<![\w-])(?P<token>(?P<prefix>sk-)[A-Za-z0-9_-]{20,})"), _token()),
+    # Stripe's secret and restricted keys, live and test (pk_ keys are public).
+    _Rule(re.compile(r"\b(?P<token>(?P<prefix>[sr]k_(?:live|test)_)[A-Za-z0-9]{16,})"), _token()),
     _Rule(re.compile(r"\b(?P<token>(?P<prefix>AKIA|ASIA)[0-9A-Z]{16})\b"), _token()),
     _Rule(
         re.compile(r"\b(?P<token>(?P<prefix>gh[pousr]_|github_pat_)[A-Za-z0-9_]{30,})\b"),
@@ -63,11 +65,22 @@ _RULES = (
         _token(),
     ),
     _Rule(re.compile(r"(?i)\b(?P<prefix>bearer )(?P<token>[A-Za-z0-9._~+/-]{20,}=*)"), _token()),
-    # `password: hunter2`, `api_key = "…"`: a label that says the value is a secret.
+    # The password of a URL (postgresql://user:PASSWORD@host, https://user:PASSWORD@...).
     _Rule(
         re.compile(
-            r"(?i)(?P<label>\b(?:password|passwd|passphrase|pwd|api[_-]?key|secret[_-]?key|"
-            r"access[_-]?token|auth[_-]?token|client[_-]?secret)\b[\"']?\s*[:=]\s*)"
+            r"(?i)(?P<label>\b[a-z][a-z0-9+.-]*://[^\s:/?#@\[\]]+:)(?!\[secret)[^\s@/?#]+(?=@)"
+        ),
+        _value,
+    ),
+    # `password: hunter2`, `api_key = "…"`, `AWS_SECRET_ACCESS_KEY=…`, `GITHUB_TOKEN=…`: a
+    # label that says the value is a secret, alone or the last word of an environment
+    # variable's name.
+    _Rule(
+        re.compile(
+            r"(?i)(?P<label>\b(?:[a-z0-9]+_)*"
+            r"(?:password|passwd|passphrase|pwd|api[_-]?key|secret[_-]?(?:access[_-]?)?key|"
+            r"access[_-]?token|auth[_-]?token|client[_-]?secret|(?<=_)(?:token|secret))"
+            r"\b[\"']?\s*[:=]\s*)"
             r"(?P<value>\"[^\"\n]+\"|'[^'\n]+'|(?!\[secret)[^\s\"',;]+)"
         ),
         _value,
