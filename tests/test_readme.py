@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memcli.config.schema import RetrievalConfig
 from tests.cli_runner import REPO, Memcli
 from tests.consolidate_helpers import config_file
 from tests.fakeserver import FakeModelServer
@@ -62,6 +63,27 @@ def test_the_quick_start_names_what_exists() -> None:
     assert f'ask --context-only -k {K} "{QUESTION}"' in setup  # the question a test answers
     assert (REPO / "examples" / "chat.jsonl").is_file()
     assert tests.strip() in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_the_quick_start_says_what_ask_returns_and_how_to_cap_it() -> None:
+    """Without -k a small store's every turn is packed (issue 37 item 8): the quick start
+    gives the defaults as the code has them, and -k as the cap."""
+    quick = " ".join(section("Quick start").split())
+    defaults = RetrievalConfig()
+    assert f"Without `-k`, `ask` lists the {defaults.k} best hits" in quick
+    assert (
+        f"packs the best {defaults.pool} into a context of about {defaults.word_budget} words"
+        in quick
+    )
+    assert f"`-k {K}` is the cap" in quick
+
+
+def test_the_size_of_the_quick_start_says_what_was_measured() -> None:
+    """A figure with its measurement (issue 37 item 12: "about 500 MB" was 540 by du)."""
+    quick = " ".join(section("Quick start").split())
+    assert re.search(
+        r"the `\.venv` it makes took \d+ MB by `du -sh \.venv`, with Python 3\.\d+", quick
+    )
 
 
 def test_every_link_of_the_readme_and_the_docs_resolves() -> None:
