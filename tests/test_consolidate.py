@@ -44,6 +44,26 @@ def _scripted(server: FakeModelServer) -> ScriptedLLM:
 # -- without an LLM ----------------------------------------------------------------------------
 
 
+def test_no_llm_leaves_the_turns_full_text_scores_as_they_were(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    # Segments repeat their turns' sentences; in their own full-text table they leave the
+    # statistics of the turns' BM25 alone, so a store ranks its turns after `consolidate`
+    # exactly as before it (organisers are still found, in their own table).
+    mem = ingested(tmp_path, fake_server, llm=False)
+    words = sorted({w for n in mem.store.iter_nodes(mem.space, "episode")
+                    for w in re.findall(r"[a-z]{4,}", n.text.lower())})[:40]  # fmt: skip
+    before = {w: mem.store.text_search_columns(mem.space, w, 50, ["episode"]) for w in words}
+    mem.consolidate(flush=True, no_llm=True)
+    after = {w: mem.store.text_search_columns(mem.space, w, 50, ["episode"]) for w in words}
+    assert after == before
+    segments = [n.id for n in mem.store.iter_nodes(mem.space, "segment")]
+    assert segments and any(
+        i in segments for w in words for i, _ in mem.store.text_search(mem.space, w, 50)
+    )
+    mem.close()
+
+
 def test_no_llm_builds_segments_and_concepts(
     stores: StoreCache, tmp_path: Path, fake_server: FakeModelServer
 ) -> None:

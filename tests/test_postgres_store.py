@@ -258,12 +258,22 @@ def test_a_store_of_the_first_schema_gets_every_later_migration(pg_url: str) -> 
         store.run("DROP FUNCTION memcli_postings_added, memcli_postings_removed,"
                   " memcli_postings_replaced CASCADE")  # fmt: skip
         store.run("UPDATE meta SET value = '1' WHERE key = 'schema.version'")
-        for later in ("m002_unit_failures", "m003_speaker_index", "m004_postings"):
-            store.run("DELETE FROM meta WHERE key = %s", (f"migration.{later}",))
+        later = (
+            "m002_unit_failures",
+            "m003_speaker_index",
+            "m004_postings",
+            "m005_organiser_stats",
+        )
+        for name in later:
+            store.run("DELETE FROM meta WHERE key = %s", (f"migration.{name}",))
         # a row written before the postings came: the migration fills its postings in
         (old,) = store.insert_nodes("a", "episode", [{"text": "the lighthouse keeper"}])
+        # and an organiser counted with the memories, as m001's triggers count it
+        (seg,) = store.insert_nodes("a", "segment", [{"text": "keeper keeper"}])
+        store.run("INSERT INTO text_stats (space, docs, tokens) VALUES ('a', 1, 2) ON CONFLICT"
+                  " (space) DO UPDATE SET docs = text_stats.docs + 1")  # fmt: skip
     with open_store(pg_url) as store:
-        assert store.schema_version() == 4
+        assert store.schema_version() == 5
         with store.transaction():
             (node,) = store.insert_nodes("a", "episode", [{"text": "hello", "speaker": "Ana"}])
             assert store.count_failed("a", "facts", [node]) == {node: 1}
@@ -272,6 +282,10 @@ def test_a_store_of_the_first_schema_gets_every_later_migration(pg_url: str) -> 
         assert store.speaker_named("a", "ana") == "Ana"
         assert [i for i, _ in store.text_search("a", "lighthouse", 5)] == [old]
         assert [i for i, _ in store.text_search("a", "hello", 5)] == [node]
+        # m005 counted the organisers apart: the memories' statistics are theirs alone.
+        stats = dict(store.run("SELECT space, docs FROM text_stats").fetchall())
+        assert stats == {"a": 2, "a\x1f": 1}
+        assert seg not in [i for i, _ in store.text_search("a", "keeper", 5, ["episode"])]
 
 
 _POSTINGS = "SELECT space, term, node, kind, tokens, a, b, c FROM text_postings ORDER BY 1, 2, 3"

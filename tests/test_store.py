@@ -100,6 +100,30 @@ def test_full_text_ranking_in_a_space_ignores_other_spaces(store) -> None:
     assert [i for i, _ in store.text_search("carol", "dog", 5)] == []  # no such space yet
 
 
+def test_organisers_words_leave_the_memories_full_text_scores_alone(store) -> None:
+    # A segment's summary repeats its turns' words: counted with them, it would change
+    # every turn's BM25 after `consolidate`.
+    def scores(kinds: list[str] | None = None) -> list[tuple[int, float, float, float, float]]:
+        return store.text_search_columns("default", "garden shed paint", 9, kinds)
+
+    with store.transaction():
+        shed = _episode(store, "we painted the garden shed green", 0)
+        other = _episode(store, "the paint dried by the evening", 1)
+    before = scores()
+    with store.transaction():
+        (segment,) = store.insert_nodes("default", "segment", [{"text": "garden shed paint"}])
+        store.index_text("default", segment, "segment", "garden shed paint garden shed", None)
+        (concept,) = store.insert_nodes("default", "concept", [{"text": "garden_shed"}])
+        store.index_text("default", concept, "concept", "garden shed", None)
+    assert scores(["episode"]) == before and {r[0] for r in before} == {shed, other}
+    everything = [r[0] for r in scores()]
+    assert set(everything) == {shed, other, segment, concept}
+    assert [r[0] for r in scores(["segment"])] == [segment]
+    with store.transaction():  # and forgetting them leaves the memories as they were too
+        store.unindex_text([(segment, "default"), (concept, "default")])
+    assert scores() == before
+
+
 def test_old_shared_full_text_table_is_split_by_space(tmp_path: Path) -> None:
     from memcli.store.sqlite.db import connect
 

@@ -23,9 +23,12 @@ SCHEMA_V5 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v5.js
 SCHEMA_V6 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v6.json").read_text())
 # ... after m007 added the tombstones of forgotten turns ...
 SCHEMA_V7 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v7.json").read_text())
-# ... and of a store today (m008 added the failed runs of consolidation units).
+# ... after m008 added the failed runs of consolidation units ...
 SCHEMA_V8 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v8.json").read_text())
-SHADOW = re.compile(r"fts_\d+_|vec_nodes_")  # tables FTS5 and sqlite-vec make for themselves
+# ... and of a store today (m009 gave the organisers a full-text table of their own).
+SCHEMA_V9 = json.loads((Path(__file__).parent / "data" / "store" / "schema-v9.json").read_text())
+# tables FTS5 and sqlite-vec make for themselves
+SHADOW = re.compile(r"fts_\d+(_org)?_(data|idx|content|docsize|config)$|vec_nodes_")
 
 
 def _schema(conn) -> list[list[str]]:
@@ -39,7 +42,7 @@ def test_a_new_store_has_exactly_the_shipped_schema(tmp_path: Path) -> None:
     with open_store(tmp_path / "m.db") as store, store.transaction():
         store.insert_node("a", "episode", "hello")
         store.ensure_vectors(3)
-        assert _schema(store.conn) == SCHEMA_V8
+        assert _schema(store.conn) == SCHEMA_V9
 
 
 def test_each_migration_is_recorded_once(tmp_path: Path) -> None:
@@ -95,7 +98,7 @@ def test_a_store_written_by_the_previous_code_opens_and_works(tmp_path: Path) ->
         assert sorted(i for i, _ in store.text_search("a", "woodturning", 5)) == [7, 8]
         assert [i for i, _ in store.vector_search("a", [0, 1, 0], 1)] == [8]
         # m005 made the full-text table again: same schema, listed in another order.
-        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V8)
+        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V9)
 
 
 def _v4_store(path: Path) -> None:
@@ -210,13 +213,34 @@ def _replayed(path: Path, schema: list[list[str]], version: int) -> Path:
 
 def test_m007_gives_a_v6_store_an_empty_tombstone_table(tmp_path: Path) -> None:
     with open_store(_replayed(tmp_path / "v6.db", SCHEMA_V6, 6)) as store:
-        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V8)
+        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V9)
         assert store.count_forgotten("a") == 0
 
 
 def test_m008_gives_a_v7_store_an_empty_table_of_failed_units(tmp_path: Path) -> None:
     with open_store(_replayed(tmp_path / "v7.db", SCHEMA_V7, 7)) as store:
-        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V8)
+        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V9)
         with store.transaction():
             (node,) = store.insert_nodes("a", "episode", [{"text": "hello"}])
             assert store.count_failed("a", "facts", [node]) == {node: 1}
+
+
+def test_m009_moves_the_organisers_rows_to_their_own_table(tmp_path: Path) -> None:
+    path = _replayed(tmp_path / "v8.db", SCHEMA_V8, 8)
+    conn = connect(path)
+    rows = [(1, "episode", "We repainted the garden shed"), (2, "episode", "The shed is green"),
+            (3, "segment", "We repainted the garden shed. The shed is green"),
+            (4, "concept", "garden_shed"), (5, "entity", "Shed Co")]  # fmt: skip
+    for node_id, kind, text in rows:
+        conn.execute("INSERT INTO nodes (id, space, kind, text, props, created_at)"
+                     " VALUES (?, 'a', ?, ?, '{}', '')", (node_id, kind, text))  # fmt: skip
+        conn.execute("INSERT INTO fts_1 (rowid, text, speaker, kind, context)"
+                     " VALUES (?, ?, '', ?, '')", (node_id, text, kind))  # fmt: skip
+    conn.close()
+    with open_store(path) as store:
+        assert sorted(_schema(store.conn)) == sorted(SCHEMA_V9)
+        kinds = dict(store.conn.execute("SELECT rowid, kind FROM fts_1").fetchall())
+        assert kinds == {1: "episode", 2: "episode"}
+        assert sorted(i for i, _ in store.text_search("a", "shed", 9)) == [1, 2, 3, 4, 5]
+        assert [i for i, _ in store.text_search("a", "shed", 9, ["segment"])] == [3]
+        assert sorted(i for i, _ in store.text_search("a", "shed", 9, ["episode"])) == [1, 2]

@@ -144,3 +144,9 @@ def m003_speaker_index(conn: Any) -> None:
 def m004_postings(conn: Any) -> None:
     """Postings of the full-text rows, for BM25 that reads only a question's stems."""
     run_statements(conn, schema.M004_POSTINGS)
+
+
+@migration
+def m005_organiser_stats(conn: Any) -> None:
+    """SQLite's m009: the organisers' full text counted apart from the memories', for BM25."""
+    run_statements(conn, schema.M005_ORGANISER_STATS)

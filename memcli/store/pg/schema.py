@@ -288,3 +288,43 @@ M004_POSTINGS = (
     " old_rows NEW TABLE AS new_rows FOR EACH STATEMENT"
     " EXECUTE FUNCTION memcli_postings_replaced()",
 )
+
+
+# m005 (SQLite's m009): the organisers' full-text rows (segments, concepts, entities) keep
+# document frequencies and sizes of their own, under the space's name with a unit separator
+# after it, so their words leave the statistics of the memories' BM25. The trigger
+# functions count each row under its key; the counts are made again from the rows.
+ORGANISERS_KEY = chr(31)  # after the space's name: the key of its organisers' counts
+_KEY = "CASE WHEN kind IN ('segment', 'concept', 'entity') THEN space || chr(31) ELSE space END"
+_KEYED_NEW_TERMS = _NEW_TERMS.replace("SELECT space,", f"SELECT {_KEY} AS space,", 1)
+_KEYED_OLD_TERMS = _OLD_TERMS.replace("SELECT space,", f"SELECT {_KEY} AS space,", 1)
+_KEYED_NEW_SIZES = _NEW_SIZES.replace("SELECT space,", f"SELECT {_KEY} AS space,", 1)
+_KEYED_OLD_SIZES = _OLD_SIZES.replace("SELECT space,", f"SELECT {_KEY} AS space,", 1)
+_KEYED_DROP_UNUSED = _DROP_UNUSED.replace(
+    "SELECT DISTINCT space,", f"SELECT DISTINCT {_KEY} AS space,", 1
+)
+
+
+def _keyed_trigger_function(name: str, parts: list[str], sizes: list[str], drop: bool) -> str:
+    body = _TERMS_DELTA.format(parts=" UNION ALL ".join(parts), sizes=" UNION ALL ".join(sizes))
+    replaced = _plpgsql_trigger(name, body + (_KEYED_DROP_UNUSED if drop else ""))
+    return replaced.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
+
+
+M005_ORGANISER_STATS = (
+    _keyed_trigger_function("memcli_text_added", [_KEYED_NEW_TERMS], [_KEYED_NEW_SIZES], False),
+    _keyed_trigger_function("memcli_text_removed", [_KEYED_OLD_TERMS], [_KEYED_OLD_SIZES], True),
+    _keyed_trigger_function(
+        "memcli_text_replaced",
+        [_KEYED_NEW_TERMS, _KEYED_OLD_TERMS],
+        [_KEYED_NEW_SIZES, _KEYED_OLD_SIZES],
+        True,
+    ),
+    "DELETE FROM text_terms",
+    "DELETE FROM text_stats",
+    f"INSERT INTO text_terms (space, term, docs) SELECT {_KEY}, term, count(*) FROM"
+    " (SELECT space, kind, unnest(tsvector_to_array(terms)) AS term FROM text_rows) AS t"
+    f" GROUP BY {_KEY}, term",
+    f"INSERT INTO text_stats (space, docs, tokens) SELECT {_KEY}, count(*), sum(tokens)"
+    f" FROM text_rows GROUP BY {_KEY}",
+)

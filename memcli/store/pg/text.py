@@ -23,7 +23,9 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from memcli.store.listing import ORGANISER_KINDS
 from memcli.store.pg.schema import CONTEXT_WEIGHT as C
+from memcli.store.pg.schema import ORGANISERS_KEY
 from memcli.store.pg.schema import SPEAKER_WEIGHT as B
 from memcli.store.pg.schema import TEXT_WEIGHT as A
 from memcli.store.pg.words import Words, count_words
@@ -32,8 +34,10 @@ from memcli.store.search import (
     CONTEXT_TURNS,
     CONTEXT_WEIGHT,
     TextRows,
+    best_rows,
     indexed_text,
     query_terms,
+    split_kinds,
     turn_context,
 )
 
@@ -75,12 +79,12 @@ _SEARCH = """
 WITH q AS (SELECT COALESCE((ts_lexize('memcli_stem', w))[1], w) AS term, count(*) AS times
            FROM unnest(%(words)s::text[]) AS w GROUP BY 1),
 st AS (SELECT docs::float8 AS n, tokens::float8 / GREATEST(docs, 1) AS avgdl
-       FROM text_stats WHERE space = %(space)s),
+       FROM text_stats WHERE space = %(stats)s),
 idf AS (SELECT q.term, q.times * GREATEST(ln((st.n - d.docs + 0.5) / (d.docs + 0.5)), 1e-6) AS w
-        FROM q JOIN text_terms d ON d.space = %(space)s AND d.term = q.term CROSS JOIN st),
+        FROM q JOIN text_terms d ON d.space = %(stats)s AND d.term = q.term CROSS JOIN st),
 tf AS (SELECT p.node, p.tokens, p.term AS lexeme, p.a::float8 AS a, p.b::float8 AS b,
               p.c::float8 AS c
-       FROM text_postings p WHERE p.space = %(space)s {kinds}
+       FROM text_postings p WHERE p.space = %(space)s AND {kind}p.kind = ANY(%(kinds)s::text[])
            AND p.term = ANY(ARRAY(SELECT term FROM q))),
 s AS (SELECT tf.node, idf.w, tf.a, tf.b, tf.c, 1.2 * (0.25 + 0.75 * tf.tokens / st.avgdl) AS k
       FROM tf JOIN idf ON idf.term = tf.lexeme CROSS JOIN st)
@@ -228,12 +232,17 @@ class FullText(Words, TextRows):
             words += cjk_pairs(term.replace(" ", "")) if " " in term else tokens(term)
         if not words or limit <= 0:
             return []
-        args: dict[str, Any] = {
-            "words": words, "space": space, "limit": int(limit), "context": CONTEXT_WEIGHT,
-            "kinds": list(kinds or ()),
-        }  # fmt: skip
-        where = "AND p.kind = ANY(%(kinds)s::text[])" if kinds else ""
-        return list(self.run(_SEARCH.format(kinds=where, scores=scores), args))
+        parts = []
+        for organisers, wanted in split_kinds(kinds):
+            args: dict[str, Any] = {
+                "words": words, "space": space, "limit": int(limit), "context": CONTEXT_WEIGHT,
+                "stats": space + ORGANISERS_KEY if organisers else space,
+                "kinds": wanted or list(ORGANISER_KINDS),
+            }  # fmt: skip
+            # Any memory: every kind but the organisers'.
+            kind = "NOT " if not (wanted or organisers) else ""
+            parts.append(list(self.run(_SEARCH.format(kind=kind, scores=scores), args)))
+        return best_rows(parts, limit)
 
     def speaker_named(self, space: str, word: str) -> str | None:
         """The speaker of the space's memories whose name holds this word (any case), or

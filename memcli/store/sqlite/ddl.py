@@ -172,3 +172,18 @@ M008_UNIT_FAILURES = (
         ) WITHOUT ROWID""",
     "CREATE INDEX unit_failures_node ON unit_failures (node)",
 )
+
+
+# m009: a space's organisers (segments, concepts, entities) get a full-text table of their own,
+# with the same layout as m005's, and their rows move there from the memories' table.
+M009_ORGANISER_KINDS = ("segment", "concept", "entity")
+
+
+def m009_move_rows(table: str, organisers: str) -> tuple[str, str]:
+    """Copy the organisers' rows of a space's full-text table into their own, then delete them."""
+    kinds = ", ".join(f"'{k}'" for k in M009_ORGANISER_KINDS)
+    return (
+        f"INSERT INTO {organisers} (rowid, text, speaker, kind, context)"
+        f" SELECT rowid, text, speaker, kind, context FROM {table} WHERE kind IN ({kinds})",
+        f"DELETE FROM {table} WHERE kind IN ({kinds})",
+    )

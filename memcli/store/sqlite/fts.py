@@ -4,13 +4,15 @@ Postgres store indexes and asks the same way: the terms, CJK text and the turn c
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from memcli.store.listing import ORGANISER_KINDS
 from memcli.store.search import (
     CONTEXT_TURNS,
     CONTEXT_WEIGHT,
     TextRows,
+    best_rows,
     indexed_text,
     query_terms,
     turn_context,
@@ -34,20 +36,23 @@ class FullText(StoreBase, TextRows):
 
     def index_texts(self, space: str, rows: Iterable[tuple[int, str, str, str | None]]) -> None:
         """Write (or rewrite) the full-text rows of (node id, kind, text, speaker) of one
-        space, turns with their context. Call inside a transaction."""
+        space, turns with their context, organisers in their own table. Call inside a
+        transaction."""
         table = str(search_tables.text_table(self.db, space, create=True))
         rows = list(rows)
         turns = [(i, indexed_text(text)) for i, kind, text, _ in rows if kind == "episode"]
         if turns:  # a turn indexed again first takes its old words away
             count_words(self.conn, space, self._turn_texts(table, [i for i, _ in turns]), -1)
             count_words(self.conn, space, (text for _, text in turns), 1)
-        self.conn.executemany(
-            sql.insert(table, ("rowid", "text", "speaker", "kind", "context"), "REPLACE"),
-            [
-                (node_id, indexed_text(text), speaker or "", kind, "")
-                for node_id, kind, text, speaker in rows
-            ],
-        )
+        for name, part in ((table, False), (table + search_tables.ORGANISERS, True)):
+            self.conn.executemany(
+                sql.insert(name, ("rowid", "text", "speaker", "kind", "context"), "REPLACE"),
+                [
+                    (node_id, indexed_text(text), speaker or "", kind, "")
+                    for node_id, kind, text, speaker in rows
+                    if (kind in ORGANISER_KINDS) == part
+                ],
+            )
         self.index_context([node_id for node_id, kind, _, _ in rows if kind == "episode"])
 
     def index_context(self, turns: Iterable[int], removed: bool = False) -> None:
@@ -64,7 +69,8 @@ class FullText(StoreBase, TextRows):
             table = search_tables.text_table(self.db, space)
             if table is not None:
                 count_words(self.conn, space, self._turn_texts(table, ids), -1)
-                self.table(table).delete_where(sql.in_json("rowid"), [json.dumps(ids)])
+                for name in (table, table + search_tables.ORGANISERS):
+                    self.table(name).delete_where(sql.in_json("rowid"), [json.dumps(ids)])
 
     def _turn_texts(self, table: str, ids: list[int]) -> list[str]:
         """The indexed texts of those of these rows that are turns."""
@@ -78,6 +84,7 @@ class FullText(StoreBase, TextRows):
         for space, table in search_tables.text_tables(self.db):
             if any(nodes.rows_where("space = ?", [space], select="1", limit=1)):
                 self.conn.execute(sql.optimize_text_table(table))
+                self.conn.execute(sql.optimize_text_table(table + search_tables.ORGANISERS))
             else:
                 search_tables.drop_text_table(self.db, space, table)
 
@@ -85,26 +92,33 @@ class FullText(StoreBase, TextRows):
         self, space: str, query: str, limit: int, kinds: Sequence[str] | None = None
     ) -> list[tuple[int, float]]:
         """(node id, BM25 score, higher is better) for a free-text query within a space."""
-        match = fts_query(query)
-        table = search_tables.find_text_table(self.conn, space)
-        if not match or limit <= 0 or table is None:
-            return []
-        statement = sql.text_search(table, len(kinds or ()), CONTEXT_WEIGHT)
-        args = [match, *(kinds or ()), int(limit)]
-        return [(int(r[0]), float(r[1])) for r in self.conn.execute(statement, args)]
+        rows = self._search(space, query, limit, kinds, sql.text_search)
+        return [(int(r[0]), float(r[1])) for r in rows]
 
     def text_search_columns(
         self, space: str, query: str, limit: int, kinds: Sequence[str] | None = None
     ) -> list[tuple[int, float, float, float, float]]:
         """As `text_search`, each row with its columns' own BM25 (higher is better):
         (node id, weighted total, text, speaker, context)."""
-        match = fts_query(query)
-        table = search_tables.find_text_table(self.conn, space)
-        if not match or limit <= 0 or table is None:
-            return []
-        statement = sql.text_search_columns(table, len(kinds or ()), CONTEXT_WEIGHT)
-        rows = self.conn.execute(statement, [match, *(kinds or ()), int(limit)])
+        rows = self._search(space, query, limit, kinds, sql.text_search_columns)
         return [(int(r[0]), float(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
+
+    def _search(
+        self, space: str, query: str, limit: int, kinds: Sequence[str] | None,
+        statement: Callable[[str, int, float], str],
+    ) -> list[Any]:  # fmt: skip
+        """The best `limit` rows of `statement` over the tables holding these kinds (the
+        memories' and the organisers': each row scored within its own table)."""
+        match = fts_query(query)
+        if not match or limit <= 0:
+            return []
+        parts = [
+            self.conn.execute(
+                statement(table, len(wanted), CONTEXT_WEIGHT), [match, *wanted, int(limit)]
+            ).fetchall()
+            for table, wanted in search_tables.tables_for(self.conn, space, kinds)
+        ]
+        return best_rows(parts, limit)
 
     def speaker_named(self, space: str, word: str) -> str | None:
         """The speaker of the space's memories whose name holds this word (any case), or

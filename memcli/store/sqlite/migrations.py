@@ -144,3 +144,13 @@ def m008_unit_failures(db: Database) -> None:
     """How many consolidation runs each node's unit of work failed in, per stage (replies
     that never validated), so that one that always fails is given up after a few runs."""
     run_statements(db, ddl.M008_UNIT_FAILURES)
+
+
+@migration
+def m009_organiser_text(db: Database) -> None:
+    """Topic segments, concepts and entities move to a full-text table of their own per
+    space, so their words leave the statistics the memories' BM25 is computed from."""
+    for _space, table in search_tables.text_tables(db):
+        organisers = f"{table}_org"
+        db.execute(ddl.m005_text_table(organisers))
+        run_statements(db, ddl.m009_move_rows(table, organisers))
