@@ -8,7 +8,9 @@ it, never from a list of known words:
   `#tags` and `@handles`;
 - acronyms: two or more capitals (`HTTP`, `NASA`), unless the space writes the same letters
   in lower case more often ("ok", "btw": a common word typed in capitals);
-- proper names: capitalised words and runs of them (`Ada Lovelace`, `Lake Tahoe`). A word at
+- proper names: capitalised words and runs of them (`Ada Lovelace`, `Lake Tahoe`), lower-case
+  particles between two of them kept inside (`Casa do Largo`, `Ludwig van Beethoven`, `Bank
+  of the West`) and `al-`/`el-` names whole (`Bashar al-Assad`). A word at
   the start of a sentence is only a name when the space also writes it capitalised
   mid-sentence; a word the space writes in lower case more often than capitalised
   mid-sentence is a common word that happened to be capitalised (a heading, emphasis);
@@ -58,7 +60,14 @@ _CALENDAR = frozenset(
 _SENTENCE_END = frozenset(".!?:;\n")
 _QUOTES = frozenset('"“”«»„')
 _BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")
-MAX_NAME_WORDS = 4
+MAX_NAME_WORDS = 4  # capitalised words; particles between them do not count
+#: Lower-case words that join the capitalised words on either side into one name; "the"
+#: only after another ("of the"), since alone it mostly starts a new phrase.
+PARTICLES = frozenset(
+    "da das de del della der des di do dos du la le van von of y bin ibn al el".split()
+)
+MAX_PARTICLES = 2
+_ARTICLE_NAME = re.compile(r"(?:al|el)-[^\W\d_][\w'’]*\Z")
 MAX_TITLE_WORDS = 8
 
 
@@ -223,32 +232,48 @@ def _name_runs(text: str, stats: CaseStats | None) -> Iterable[tuple[str, str, i
     """(surface, kind, end offset) of each name or run of capitalised name words.
 
     Capitalised words, acronyms and capitalised inner-capital words join one run ("New
-    York", "AWS Lambda", "GitHub Actions"); a run of one shaped word keeps its shape's kind.
+    York", "AWS Lambda", "GitHub Actions"), with the particles between them ("Casa do
+    Largo"); a run of one shaped word keeps its shape's kind.
     """
     run: list[tuple[str, str]] = []
+    held: list[str] = []  # particles after the run, kept if a name word follows them
     for token, at, start in _scan(text):
         if token in _SENTENCE_END or token in _QUOTES:
             yield from _close(run)
-            run = []
+            run, held = [], []
             continue
         kind = shape(token)
         word = strip_possessive(token)
         if kind == "acronym" and stats is not None and stats.common(word):
             kind = None  # "OK", "BTW": a common word the space mostly writes in lower case
-        if _joins(word, kind, start, stats) and len(run) < MAX_NAME_WORDS:
-            run.append((word, kind or "name"))
-            end = at + len(word)
-            run[-1] = (word, f"{run[-1][1]}:{end}")
+        if _joins(word, kind, start, stats) and _words_in(run) < MAX_NAME_WORDS:
+            run += [(p, "particle:0") for p in held]
+            held = []
+            run.append((word, f"{kind or 'name'}:{at + len(word)}"))
             if word != token:  # a possessive ends the run: "Ana's Cafe" is Ana and a cafe
                 yield from _close(run)
                 run = []
             continue
+        if run and _particle(token, held):
+            held.append(token)
+            continue
         yield from _close(run)
-        run = []
+        run, held = [], []
         if kind is not None:
             surface = token.strip("`").strip() if kind == "identifier" else word
             yield surface, kind, at + len(token)
     yield from _close(run)
+
+
+def _particle(token: str, held: list[str]) -> bool:
+    """Whether `token` may join a name as a particle after the particles `held`."""
+    if len(held) >= MAX_PARTICLES:
+        return False
+    return token in PARTICLES or (token == "the" and bool(held))
+
+
+def _words_in(run: list[tuple[str, str]]) -> int:
+    return sum(1 for _, kind in run if not kind.startswith("particle:"))
 
 
 def _joins(word: str, kind: str | None, start: bool, stats: CaseStats | None) -> bool:
@@ -268,6 +293,8 @@ def _close(run: list[tuple[str, str]]) -> Iterable[tuple[str, str, int]]:
 
 
 def _is_proper(word: str, at_start: bool, stats: CaseStats | None) -> bool:
+    if _ARTICLE_NAME.match(word) and word[3:4].isupper():  # al-Assad, never Al-Assad mid-text
+        return not at_start
     if not _capitalised(word) or len(word) < 2 or word.lower() in _CALENDAR:
         return False
     if "'" in word or "’" in word:  # contractions: I'm, Don't
