@@ -10,5 +10,5 @@ buffers), `schemas` (the shapes of model replies), `lines` (turns and dates as p
 show them), `fold` (merging a twin node into the one kept), `phrases`, `normalize` and
 `concept_index` (key phrases and canonical concept labels), `names`, `entity_index`,
 `entity_llm` and `entity_merge` (entities), `nearest` (the stored memories nearest a new
-one), `quality` (checks on derived memories).
+one), `quality` and `grounding` (checks on derived memories, names and triplets).
 """

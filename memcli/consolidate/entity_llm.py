@@ -3,7 +3,9 @@ validated structured-output path (prompts/entities.md, `EntitiesReply`).
 
 Every entity note and triplet must cite turns of the segment; ids the prompt never showed
 are dropped (and counted), and a note or triplet left without a turn is dropped too
-(`unsupported`). A reply that never fits the schema is a counted failure and leaves the
+(`unsupported`). A note whose name its turns do not say (or that is a sentence rather than
+a name), and a triplet whose subject or object (unless a value) its turns do not say, is
+dropped as `ungrounded`. A reply that never fits the schema is a counted failure and leaves the
 segment pending. Triplets between two entities become RELATION edges (subject -> object)
 carrying every predicate said between them, with its turns and date; a triplet whose object
 is a value (a number, an amount, a date) is kept as a statement on the MENTIONS edge from
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memcli.consolidate.grounding import Said, is_name
 from memcli.consolidate.lines import turn_line
 from memcli.consolidate.names import Found, mentions
 from memcli.consolidate.schemas import EntitiesReply
@@ -154,27 +157,42 @@ def _request(stage: Stage, members: Sequence[Node]) -> list[dict[str, str]]:
 
 
 def _checked(stage: Stage, reply: EntitiesReply, members: Sequence[Node]) -> Extraction:
-    """The reply with invented turn ids dropped and unsupported items counted."""
+    """The reply with invented turn ids dropped, unsupported items counted, and names the
+    cited turns do not say dropped (`ungrounded`: memcli.consolidate.grounding)."""
     allowed = {e.node_id: e.id for e in members}
     public = {e.id: e.node_id for e in members}
+    lines = {e.id: turn_line(e, date_hints=True) for e in members}
     out = Extraction()
     for note in reply.entities:
         turns = stage.known_ids(note.turns, allowed)
-        if turns and canonical_key(note.name):
+        if not turns or not canonical_key(note.name):
+            stage.count("unsupported", 1)
+        elif not (is_name(note.name) and Said(lines[i] for i in turns).holds(note.name)):
+            stage.count("ungrounded", 1)
+        else:
             text = one_line(note.description)[:MAX_DESCRIPTION_CHARS]
             out.notes.append(_Note(one_line(note.name), note.type.strip().lower(), text, turns))
-        else:
-            stage.count("unsupported", 1)
     for t in reply.triplets:
         turns = stage.known_ids(t.turns, allowed)
         if not turns or not canonical_key(t.subject) or not t.object.strip():
             stage.count("unsupported", 1)
-            continue
-        out.triplets.append(
-            _Triplet(one_line(t.subject), one_line(t.predicate).lower(), one_line(t.object),
-                     [public[i] for i in turns], turns, partial_date(t.date))
-        )  # fmt: skip
+        elif not _grounded(t.subject, t.object, [lines[i] for i in turns]):
+            stage.count("ungrounded", 1)
+        else:
+            out.triplets.append(
+                _Triplet(one_line(t.subject), one_line(t.predicate).lower(), one_line(t.object),
+                         [public[i] for i in turns], turns, partial_date(t.date))
+            )  # fmt: skip
     return out
+
+
+def _grounded(subject: str, obj: str, lines: Sequence[str]) -> bool:
+    """Whether a triplet's subject, and its object unless a value (a date the turn's date
+    resolves, an amount written otherwise), are names said in its turns."""
+    said = Said(lines)
+    if not (is_name(subject) and said.holds(subject)):
+        return False
+    return is_value(obj) or (is_name(obj) and said.holds(obj))
 
 
 def extract(stage: Stage, units: Sequence[tuple[Node, Sequence[Node]]]) -> list[Any]:

@@ -7,7 +7,9 @@ they are dropped before anything is written, and counted under the reason (`drop
 The rules are lexical and cheap, and a good model's memories pass them:
 - empty: no content word (only stop words, punctuation, placeholders such as "...");
 - verbatim: its words run word for word inside one source (or a source's inside it),
-  speaker name included: a copy, not a restatement;
+  compared with the source as shown (id, date, speaker) and with what was said alone (a
+  turn without its speaker, so a preamble before a copied turn does not hide the copy):
+  a copy, not a restatement;
 - ungrounded: fewer than `grounded` (a share) of its content words are found in the sources
   it cites, and never none (a word is compared by its first STEM letters, so "walking"
   meets "walked"): a model that summarises its instructions, or the world, instead of the
@@ -18,6 +20,7 @@ The rules are lexical and cheap, and a good model's memories pass them:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from memcli.text import STOPWORDS, words
@@ -34,6 +37,10 @@ STEM = 5
 GROUNDED = 0.5
 GROUNDED_REFLECTION = 0.25
 MIN_RUN = 4  # words: a shorter run inside a source (or a short quote) is not a copy
+# What a shown source says, without the parts of its line prompts add around it: the id and
+# date ("[ep3] (2023-05-07) "), a speaker ("Ana: "), and the resolved dates after it.
+_SHOWN_PREFIX = re.compile(r"^\s*(?:- )?(?:\[\w+\]\s*)?(?:\([^)]*\)\s*)?(?:[^:\n]{1,60}?:\s)?")
+_DATE_HINTS = re.compile(r"\s*\{dates: [^}]*\}\s*$")
 
 
 def _content(text: str) -> set[str]:
@@ -50,10 +57,20 @@ def _inside(short: list[str], long: list[str]) -> bool:
     return n >= MIN_RUN and any(long[i : i + n] == short for i in range(len(long) - n + 1))
 
 
+def said(source: str) -> str:
+    """What a shown source says: its line without id, date, speaker and date hints."""
+    return _DATE_HINTS.sub("", _SHOWN_PREFIX.sub("", source, count=1))
+
+
 def verbatim(text: str, source: str) -> bool:
-    """Whether `text` and `source` are copies: one's words run inside the other's."""
-    mine, theirs = words(text), words(source)
-    return _inside(mine, theirs) or _inside(theirs, mine)
+    """Whether `text` and `source` (as shown, or what it says alone) are copies: one's
+    words run inside the other's."""
+    mine = words(text)
+    for shown in dict.fromkeys((source, said(source))):
+        theirs = words(shown)
+        if _inside(mine, theirs) or _inside(theirs, mine):
+            return True
+    return False
 
 
 def jaccard(a: set[str], b: set[str]) -> float:

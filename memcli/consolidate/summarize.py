@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from memcli.consolidate.grounding import Prompted
 from memcli.consolidate.lines import turn_line
 from memcli.consolidate.phrases import Corpus, key_phrases, sparse_cosine, sparse_mean
 from memcli.consolidate.quality import Sieve
@@ -87,9 +88,10 @@ def keywords(episodes: Sequence[Node], corpus: Corpus, limit: int) -> list[str]:
     return [" ".join(phrase) for phrase, _ in found]
 
 
-def clean_keywords(raw: Sequence[str], limit: int) -> list[str]:
+def clean_keywords(raw: Sequence[str], limit: int, prompted: Prompted | None = None) -> list[str]:
     """Model keywords trimmed, de-duplicated (case-insensitively) and capped; a keyword
-    with no content word ("...") is dropped."""
+    with no content word ("...") is dropped, and with `prompted` one taken from the
+    prompt's own examples or said nowhere in the turns."""
     out: list[str] = []
     for word in raw:
         text = one_line(str(word))
@@ -98,6 +100,7 @@ def clean_keywords(raw: Sequence[str], limit: int) -> list[str]:
             and Sieve().reason(text, []) is None
             and word_count(text) <= MAX_KEYWORD_WORDS
             and text.lower() not in map(str.lower, out)
+            and (prompted is None or prompted.why_not_keyword(text) is None)
         ):
             out.append(text)
     return out[:limit]
@@ -116,26 +119,44 @@ def llm_summaries(
     (asked again on a later run, given up after FAILED_RUNS runs); a reason where the
     extractive summary stays for good: the turns do not fit the model's window
     (`too_long`), or the summary fails the quality rules (`dropped_empty`,
-    `dropped_verbatim`: memcli.consolidate.quality)."""
+    `dropped_verbatim`: memcli.consolidate.quality) or copies the prompt's own words
+    (`dropped_example`: memcli.consolidate.grounding). Keywords the turns do not say, or
+    taken from the prompt's examples, are left out (`keywords_ungrounded`,
+    `keywords_example`)."""
     limit = stage.job.cfg.keywords
-    replies = stage.ask_many([(summary_request(stage, g), SegmentSummary) for g in groups])
+    requests = [summary_request(stage, g) for g in groups]
+    replies = stage.ask_many([(r, SegmentSummary) for r in requests])
     out: list[tuple[str, list[str]] | str | None] = []
-    for group, reply in zip(groups, replies, strict=True):
-        if isinstance(reply, Unfit):
-            reason: str | None = "too_long"
-        elif reply is None:
+    for group, request, reply in zip(groups, requests, replies, strict=True):
+        if reply is None:
             out.append(None)
             continue
-        else:
-            turns = [turn_line(e, date_hints=True) for e in group]
-            reason = Sieve().reason(one_line(reply.summary), turns)
+        if isinstance(reply, Unfit):
+            out.append(_final(stage, "too_long"))
+            continue
+        prompted = Prompted(request, [turn_line(e, date_hints=True) for e in group])
+        reason = _weak_summary(one_line(reply.summary), group, prompted)
         if reason:
-            stage.count(reason, 1)
-            out.append(reason)
-        else:
-            assert isinstance(reply, SegmentSummary)
-            out.append((one_line(reply.summary), clean_keywords(reply.keywords, limit)))
+            out.append(_final(stage, reason))
+            continue
+        for keyword in reply.keywords:
+            why = prompted.why_not_keyword(one_line(str(keyword)))
+            if why:
+                stage.count(why, 1)
+        out.append((one_line(reply.summary), clean_keywords(reply.keywords, limit, prompted)))
     return out
+
+
+def _final(stage: Stage, reason: str) -> str:
+    stage.count(reason, 1)
+    return reason
+
+
+def _weak_summary(summary: str, group: Sequence[Node], prompted: Prompted) -> str | None:
+    """Why a model summary is not kept (memcli.consolidate.quality), or None."""
+    if prompted.copies(summary):  # the instructions or their examples, not the turns
+        return "dropped_example"
+    return Sieve().reason(summary, [turn_line(e, date_hints=True) for e in group])
 
 
 def run(stage: Stage) -> None:
