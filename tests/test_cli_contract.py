@@ -191,9 +191,10 @@ def test_a_failed_unit_counts_toward_the_limit(
     memcli = Memcli(config=config_file(tmp_path, fake_server))
     llm.always_bad = {task}
     result = memcli("--json", "consolidate", "--stage", stage, "--limit", limit)
-    assert result.exit_code == 8, result.stderr  # the failed unit is left pending
     report = json.loads(result.stdout)["stages"][stage]
-    assert report["failures"] == 1 and report["pending"] > 1
+    assert report["failures"] == 1 and report["pending"] > 1  # the failed unit is left pending
+    # Exit 8 only when nothing else was done (link's first segment has nothing to link to).
+    assert result.exit_code == (0 if report["items"] else 8), result.stderr
     assert llm.calls[task] == 3  # one unit: the first ask and two re-asks, then stop
 
 

@@ -145,14 +145,14 @@ FAULTS: list[tuple[str, Callable[[FakeModelServer], None], int, str]] = [
     (
         "reply is not JSON",
         lambda s: setattr(s, "responder", _not_json),
-        8,
-        r"model calls, .* [1-9]\d* failures",
+        0,  # the rest of the run was done: a warning, the work waits
+        r"model calls, .* [1-9]\d* failures(.|\n)*memcli: warning: [1-9]\d* model calls? failed",
     ),
     (
         "reply off the schema",
         lambda s: setattr(s, "responder", _off_schema),
-        8,
-        r"model calls, .* [1-9]\d* failures",
+        0,  # the rest of the run was done: a warning, the work waits
+        r"model calls, .* [1-9]\d* failures(.|\n)*memcli: warning: [1-9]\d* model calls? failed",
     ),
 ]
 
@@ -301,7 +301,8 @@ def test_inspect_shows_consolidation_health_after_a_failure(
     fake_server.responder = consolidation_reply
     cli = ingested(stores, tmp_path, fake_server)
     fake_server.responder = _not_json
-    assert cli("consolidate", "--flush").exit_code == 8  # the failed facts are left pending
+    failed = cli("consolidate", "--flush")  # the failed facts are left pending, the rest done
+    assert failed.exit_code == 0 and "memcli: warning: " in failed.stderr
     health = json.loads(cli("--json", "inspect").stdout)["consolidation"]
     assert health["last_runs"]["facts"]["failures"] == 4
     assert health["totals"]["failures"] >= 4 and health["totals"]["prompt_tokens"] > 0

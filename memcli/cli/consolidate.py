@@ -61,10 +61,11 @@ def consolidate(
     once. Without an LLM (or with --no-llm) link, gate, facts, supersede and reflect are
     skipped.
 
-    When model calls failed and left work pending, the run exits 8 with one error line
-    (the only output under -q); the next run retries that work. A unit whose replies stay
-    invalid in three runs is given up (counted given_up_invalid): its turns stay
-    searchable, and entities keep what the rules find.
+    What waits for a later run is listed with the reason. When model calls failed, a run
+    that still did some work exits 0 with a warning (hidden by -q); one that could do
+    nothing exits 8 with one error line (the only output under -q). The next run retries
+    that work; a unit whose replies stay invalid in three runs is given up (counted
+    given_up_invalid): its turns stay searchable, and entities keep what the rules find.
 
     A lock left by a run that died on this host is taken over. One held on another host or
     container cannot be checked: the run exits 7 naming it, and `memcli consolidate
@@ -93,7 +94,7 @@ def consolidate(
             progress=state.out.progress(),
         )  # fmt: skip
     show_consolidation(state.out, report)
-    _check_failures(report)
+    _check_failures(state, report)
 
 
 def _unlock(state: State) -> None:
@@ -113,13 +114,22 @@ def _unlock(state: State) -> None:
         )
 
 
-def _check_failures(report: ConsolidateReport) -> None:
-    """Exit 8 with one line when failed model calls left work undone, so that cron notices."""
+def _check_failures(state: State, report: ConsolidateReport) -> None:
+    """When failed model calls left work undone: a warning when the run still did some
+    work (exit 0), exit 8 with one line when it could do nothing, so that cron notices."""
     failed = {s.name: s.failures for s in report.stages if s.failures}
-    if failed:
-        total = sum(failed.values())
-        where = ", ".join(f"{name} {n}" for name, n in failed.items())
+    if not failed:
+        return
+    total = sum(failed.values())
+    where = ", ".join(f"{name} {n}" for name, n in failed.items())
+    said = f"{total} model call{'s' if total != 1 else ''} failed ({where})"
+    if not report.progressed():
         raise WorkLeftPending(
-            f"{total} model call{'s' if total != 1 else ''} failed ({where}): that work is left "
-            "pending for the next run; `memcli inspect` shows the reasons"
+            f"{said} and nothing else could be done: that work is left pending for the next "
+            "run; `memcli inspect` shows the reasons"
         )
+    warning = f"{said}: that work waits for the next run; the rest is done"
+    if state.out.json:
+        state.out.note({"warning": warning})
+    else:
+        state.out.info(f"memcli: warning: {warning}")

@@ -10,6 +10,9 @@ from memcli.store.work import RUN_COUNTERS
 
 # The counters a stage reports are the columns of its `runs` row.
 COUNTERS = RUN_COUNTERS
+FAILED_RUNS = 3  # runs whose reply for a unit stayed invalid before the unit is given up
+#: What a stage's pending units are, by the node kind its work is counted in.
+UNIT_NAMES = {"episode": "turn", "segment": "segment", "fact": "fact", None: "word"}
 
 
 @dataclass
@@ -31,6 +34,25 @@ class StageReport:
     pending: int = 0  # units left for a later run
     seconds: float = 0.0
     extra: dict[str, int] = field(default_factory=dict)  # stage-specific counts
+    unit: str = "unit"  # what `pending` counts (UNIT_NAMES)
+
+    def progressed(self) -> bool:
+        """Whether the stage did any work: a unit done, a node or edge written, or a unit
+        given up for good (it leaves the pending work)."""
+        given_up = self.extra.get("given_up_invalid", 0) + self.extra.get("too_long", 0)
+        return bool(self.items or self.nodes or self.edges or given_up)
+
+    def why_waiting(self) -> str:
+        """Why this stage's pending units wait (for a stage with pending work)."""
+        parts = []
+        if self.failures:
+            parts.append(
+                f"{self.failures} model {'reply' if self.failures == 1 else 'replies'} stayed "
+                f"invalid: asked again by the next run, given up after {FAILED_RUNS} runs"
+            )
+        if self.reason:
+            parts.append(self.reason)
+        return "; ".join(parts) or "left for the next run"
 
     def counters(self) -> dict[str, int]:
         """The counters mirrored in the `runs` table."""
@@ -70,11 +92,24 @@ class ConsolidateReport:
         keys = (*COUNTERS, "dropped", "pending")
         return {k: sum(getattr(s, k) for s in self.stages) for k in keys}
 
+    def progressed(self) -> bool:
+        """Whether any stage did any work (see StageReport.progressed)."""
+        return any(s.progressed() for s in self.stages)
+
+    def waiting(self) -> dict[str, dict[str, Any]]:
+        """Per stage with pending work: how many units wait, of what, and why."""
+        return {
+            s.name: {"units": s.pending, "unit": s.unit, "why": s.why_waiting()}
+            for s in self.stages
+            if s.pending
+        }
+
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: stages by name, totals, lock and timing."""
+        """A JSON-ready dict: stages by name, totals, what waits, lock and timing."""
         out: dict[str, Any] = {
             "stages": {s.name: s.to_dict() for s in self.stages},
             "totals": self.totals(),
+            "waiting": self.waiting(),
             "locked": self.locked,
             "dry_run": self.dry_run,
             "no_llm": self.no_llm,

@@ -19,7 +19,7 @@ from memcli.consolidate.buffer import pending_buffers
 from memcli.consolidate.job import Job, RunContext
 from memcli.consolidate.options import ConsolidateOptions
 from memcli.consolidate.registry import PIPELINE, StageSpec
-from memcli.consolidate.reports import ConsolidateReport, StageReport
+from memcli.consolidate.reports import UNIT_NAMES, ConsolidateReport, StageReport
 from memcli.consolidate.stage import Stage, Stages
 from memcli.errors import Terminated
 
@@ -73,6 +73,7 @@ def run_stages(job: Job, names: Sequence[str]) -> list[StageReport]:
     stages = Stages(job)
     for spec in PIPELINE:
         stage = stages[spec.name]
+        stage.report.unit = UNIT_NAMES.get(spec.consumes, "unit")
         if spec.name not in names:
             reports.append(_skip(stage.report, "not selected (--stage)"))
         elif spec.needs_llm and job.chat_model is None:
@@ -92,6 +93,7 @@ def dry_run(job: Job, names: Sequence[str]) -> ConsolidateReport:
     reports = []
     for spec in PIPELINE:
         report = StageReport(spec.name, pending=spec.pending(store, space))
+        report.unit = UNIT_NAMES.get(spec.consumes, "unit")
         if spec.name not in names:
             _skip(report, "not selected (--stage)")
         elif spec.needs_llm and job.chat_model is None:

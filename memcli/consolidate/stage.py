@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pydantic
 
-from memcli.consolidate.reports import StageReport
+from memcli.consolidate.reports import FAILED_RUNS, StageReport
 from memcli.llm.cached import CachedChat, Usage
 from memcli.prompting import render
 
@@ -30,7 +30,6 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 T = TypeVar("T")
 
 MAX_REASKS = 2
-FAILED_RUNS = 3  # runs whose reply for a unit stayed invalid before the unit is given up
 
 
 class Unfit(Exception):

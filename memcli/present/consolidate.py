@@ -36,6 +36,9 @@ def show_consolidation(out: Output, report: ConsolidateReport) -> None:
     notes = [note for note in map(_stage_note, report.stages) if note]
     if notes:
         out.text("\n".join(notes))
+    waiting = report.waiting()
+    if waiting and not report.dry_run:
+        out.text(_waiting_text(waiting))
     if report.dry_run and report.sessions:
         out.table(_buffers_table(report.sessions))
     t = report.totals()
@@ -70,6 +73,14 @@ def _stage_note(s: StageReport) -> str:
     if not (s.reason or extra):
         return ""
     return f"{s.name}: " + "; ".join([*([s.reason] if s.reason else []), *extra])
+
+
+def _waiting_text(waiting: dict[str, dict[str, Any]]) -> str:
+    """`waiting for the next run:` and one line per stage: how many units, and why."""
+    lines = ["waiting for the next run:"]
+    for name, w in waiting.items():
+        lines.append(f"  {name}: {w['units']} {noun(w['units'], w['unit'])} ({w['why']})")
+    return "\n".join(lines)
 
 
 def _buffers_table(sessions: list[dict[str, Any]]) -> Table:
