@@ -228,6 +228,9 @@ class Answer:
     usage: dict[str, int] = field(default_factory=dict)
     # Node ids of the hits that made it into `context` (for library callers, `memcli ui`).
     packed: list[str] = field(default_factory=list)
+    # Names the answer gives that none of its cited memories says (memcli.ops.answer_check):
+    # a flag that the answer may be wrong.
+    unsupported: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -239,6 +242,7 @@ class Answer:
         if self.answer is not None:
             out["answer"] = self.answer
             out["citations"] = self.citations
+            out["unsupported"] = self.unsupported
         return out
 
 

@@ -89,10 +89,53 @@ def test_json_adds_answer_and_citations(ask: Memcli, fake_server: FakeModelServe
     result = ask("--json", "ask", QUESTION)
     assert result.exit_code == 0, result.stderr
     record = json.loads(result.stdout)
-    assert set(record) == {"question", "context", "hits", "about", "answer", "citations"}
+    assert set(record) == {
+        "question",
+        "context",
+        "hits",
+        "about",
+        "answer",
+        "citations",
+        "unsupported",
+    }
+    assert record["unsupported"] == []
     assert record["answer"] == HOTEL
     assert record["citations"] == [id_of(record["context"], "Alfama hotel")]
     assert result.stderr == ""
+
+
+def _cat_reply(answer: str) -> Any:
+    def reply(body: dict[str, Any]) -> str:
+        cited = id_of(prompt_of(body), "her name is Miso")
+        return json.dumps({"answer": answer, "citations": [cited]})
+
+    return reply
+
+
+@pytest.mark.parametrize("answer", ["Alec", "Your kitten is called Alec, from the shelter."])
+def test_an_answer_its_citations_cannot_hold_is_flagged(
+    ask: Memcli, fake_server: FakeModelServer, answer: str
+) -> None:
+    fake_server.responder = _cat_reply(answer)
+    result = ask("ask", "What is the name of the kitten?")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith(answer)  # shown, but flagged
+    assert "memcli: warning: Alec: not in the memories it cites" in result.stderr
+    record = json.loads(ask("--json", "ask", "What is the name of the kitten?").stdout)
+    assert record["unsupported"] == ["Alec"]
+
+
+@pytest.mark.parametrize(
+    "answer", ["Miso", "The grey kitten from the shelter is named Miso; Ann says she sleeps a lot."]
+)
+def test_a_correct_answer_in_other_words_is_not_flagged(
+    ask: Memcli, fake_server: FakeModelServer, answer: str
+) -> None:
+    fake_server.responder = _cat_reply(answer)
+    result = ask("ask", "What is the name of the kitten?")
+    assert result.exit_code == 0 and result.stderr == "", result.stderr
+    record = json.loads(ask("--json", "ask", "What is the name of the kitten?").stdout)
+    assert record["unsupported"] == []
 
 
 def test_citations_not_in_the_prompt_are_dropped(ask: Memcli, fake_server: FakeModelServer) -> None:

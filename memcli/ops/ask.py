@@ -9,6 +9,7 @@ from memcli.context.pack import Packed, pack
 from memcli.context.subjects import subjects_of
 from memcli.errors import LLMNotConfigured, ModelOutputInvalid, UsageError
 from memcli.models import Answer
+from memcli.ops.answer_check import unsupported
 from memcli.retrieval import SearchContext, get_retriever
 
 #: A context too long for the model is packed again in this share of the words, down to
@@ -128,6 +129,7 @@ def _answer(
             "or --context-only to read the packed memory yourself",
         )
     result.answer, result.citations = reply.answer, reply.citations
+    result.unsupported = unsupported(reply.answer, reply.citations, result.context, result.question)
     result.usage = {
         **reply.usage,
         "prompt_tokens": reply.prompt_tokens,

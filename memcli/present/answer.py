@@ -31,6 +31,12 @@ def show_answer(out: Output, result: Answer, one_line: bool = False, explain: bo
         text = result.answer
         if result.citations:
             text += "\n\nsources: " + ", ".join(result.citations)
+        if result.unsupported:
+            where = "the memories it cites" if result.citations else "the memory it read"
+            out.info(
+                f"memcli: warning: {' and '.join(result.unsupported)}: not in {where}; "
+                "the answer may be wrong (--context-only shows the memory)"
+            )
         if out.verbose and result.usage:
             u = result.usage
             out.info(
