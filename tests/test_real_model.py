@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 import yaml
 
+from memcli.consolidate.grounding import Prompted, Said
 from memcli.consolidate.registry import LLM_ONLY
 from memcli.ops.answering import context_ids
+from memcli.prompting import render
 from memcli.store import open_store
 from tests.cli_runner import Memcli
 from tests.llama_server import CONTEXT, LlamaServer, llm_settings
@@ -24,6 +26,7 @@ from tests.llama_server import CONTEXT, LlamaServer, llm_settings
 pytestmark = pytest.mark.real_model
 
 CHAT = Path(__file__).parent / "data" / "eval" / "locomo-tiny.json"
+EXAMPLE = Path(__file__).parents[1] / "examples" / "chat.jsonl"
 MAX_REPLY = 256  # tokens: replies stay short, and the run quick
 
 
@@ -131,3 +134,38 @@ def test_a_context_larger_than_the_window_is_packed_again(
     [record] = cli.json("ask", "Where does the rowing club practise?")
     assert record["answer"].strip()
     assert len(record["context"].split()) < 3000 * 0.8  # packed again, smaller
+
+
+def test_a_weak_model_leaves_no_ungrounded_names_or_copied_examples(
+    llama: LlamaServer, tmp_path: Path
+) -> None:
+    """issue 37: consolidating examples/chat.jsonl with SmolLM2 stores no entity whose
+    name its turns do not say, no triplet whose subject and object they do not say, and
+    no keyword or summary taken from the prompt's own examples."""
+    cli = Memcli(config=_config(tmp_path / "memcli.yaml", llama, context_length=CONTEXT),
+                 db=tmp_path / "m.db")  # fmt: skip
+    cli.ok("ingest", EXAMPLE)
+    assert cli("consolidate", "--flush").exit_code in (0, 8)
+    assert cli.db is not None
+    with open_store(cli.db) as store:
+        nodes = {n.id: n for kind in ("episode", "fact") for n in store.iter_nodes("default", kind)}
+        entities = {e.id: e for e in store.iter_nodes("default", "entity")}
+        mentions = store.edges_of(list(entities), ["MENTIONS"])
+        relations = store.edges_of(list(entities), ["RELATION"])
+        segments = list(store.iter_nodes("default", "segment"))
+        turns = {n.node_id: n for n in nodes.values() if n.kind == "episode"}
+    for eid, entity in entities.items():
+        said = [nodes[e.src] for e in mentions if e.dst == eid and e.src in nodes]
+        assert Said(f"{n.speaker}: {n.text}" for n in said).holds(entity.text), entity.text
+    for edge in {(e.src, e.dst): e for e in relations}.values():
+        for predicate in edge.props["predicates"]:
+            cited = Said(f"{turns[t].speaker}: {turns[t].text}" for t in predicate["turns"])
+            ends = (entities[edge.src].text, entities[edge.dst].text)
+            assert any(cited.holds(name) for name in ends), (ends, predicate)
+    for segment in (s for s in segments if s.props.get("summary") == "llm"):
+        members = [turns[t] for t in turns if turns[t].session == segment.session]
+        prompt = [{"role": "user", "content": render("summarize", None, turns="")}]
+        prompted = Prompted(prompt, [f"{t.speaker}: {t.text}" for t in members])
+        assert not prompted.copies(segment.text), segment.text
+        for keyword in segment.props.get("keywords", []):
+            assert prompted.why_not_keyword(keyword) != "keywords_example", keyword
