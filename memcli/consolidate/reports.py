@@ -96,6 +96,17 @@ class ConsolidateReport:
         """Whether any stage did any work (see StageReport.progressed)."""
         return any(s.progressed() for s in self.stages)
 
+    def per_turn(self) -> dict[str, float] | None:
+        """The run's model tokens (prompt + reply) and seconds per turn it consolidated
+        (the turns it put into segments); None when it consolidated none."""
+        turns = next((s.extra.get("turns", 0) for s in self.stages if s.name == "segment"), 0)
+        if not turns:
+            return None
+        t = self.totals()
+        tokens = t["prompt_tokens"] + t["completion_tokens"]
+        return {"turns": turns, "tokens": round(tokens / turns, 1),
+                "seconds": round(self.seconds / turns, 3)}  # fmt: skip
+
     def waiting(self) -> dict[str, dict[str, Any]]:
         """Per stage with pending work: how many units wait, of what, and why."""
         return {
@@ -110,6 +121,7 @@ class ConsolidateReport:
             "stages": {s.name: s.to_dict() for s in self.stages},
             "totals": self.totals(),
             "waiting": self.waiting(),
+            "per_turn": self.per_turn(),
             "locked": self.locked,
             "dry_run": self.dry_run,
             "no_llm": self.no_llm,

@@ -6,9 +6,27 @@ prompt showed and drop the rest, so a reply can never point at a node it invente
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
+
+
+def _clamped(value: Any) -> Any:
+    """A number out of [0, 1] brought to its nearest end: a small model writes a belief of
+    2 or a confidence of 90 where the schema's bounds are not enforced while it decodes;
+    refusing the whole reply for it cost more than it saved. Anything else is left for
+    validation to judge."""
+    if isinstance(value, bool):
+        return value
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return value
+    return min(1.0, max(0.0, number)) if number == number else value
+
+
+#: A share from 0 to 1 (a belief, a confidence); a number outside is clamped, not refused.
+Share = Annotated[float, Field(ge=0.0, le=1.0), BeforeValidator(_clamped)]
 
 
 class Boundaries(BaseModel):
@@ -31,7 +49,7 @@ class TopicLink(BaseModel):
 
     id: str = Field(description="the candidate segment id, e.g. sg4")
     label: Literal["support", "contradict", "coreference", "causal", "semantic", "unrelated"]
-    confidence: float = Field(ge=0.0, le=1.0)
+    confidence: Share
 
 
 class TopicLinks(BaseModel):
@@ -44,7 +62,7 @@ class ExtractedFact(BaseModel):
     """One fact in prompts/facts.md."""
 
     text: str = Field(min_length=1, description="a standalone atomic claim")
-    belief: float = Field(ge=0.0, le=1.0, description="1.0 stated outright, lower when inferred")
+    belief: Share = Field(description="1.0 stated outright, lower when inferred")
     sources: list[str] = Field(min_length=1, description="ids of the turns that support it")
     concepts: list[str] = Field(default_factory=list, description="snake_case topic labels")
     date: str | None = Field(
@@ -70,7 +88,7 @@ class Reflection(BaseModel):
     """One reflection in prompts/reflect.md."""
 
     text: str = Field(min_length=1)
-    belief: float = Field(ge=0.0, le=1.0)
+    belief: Share
     facts: list[str] = Field(min_length=1, description="ids of the facts it rests on")
 
 

@@ -284,5 +284,6 @@ def run(stage: Stage) -> None:
     job.progress.finish()
     left = set(job.store.unprocessed(job.space, "segment"))
     stage.report.pending = len(left)
+    stage.count("turns", len(pending_ids - left))  # what the run's cost per turn is over
     if left and not stage.report.reason:
         stage.report.reason = f"{len(left)} turns wait in open buffers (--flush closes them)"

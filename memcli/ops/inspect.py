@@ -100,7 +100,7 @@ def consolidation_health(mem: MemoryBase) -> dict[str, Any]:
     """Last run of each consolidation stage, token totals, and units still pending."""
     store, space = mem.store, mem.space
     last = {r["stage"]: r for r in store.last_runs(space)}
-    return {
+    health: dict[str, Any] = {
         "last_runs": {
             stage: {
                 **{k: run[k] for k in _RUN_FIELDS},
@@ -121,6 +121,15 @@ def consolidation_health(mem: MemoryBase) -> dict[str, Any]:
         "pending": {spec.name: spec.pending(store, space) for spec in PIPELINE},
         "blocked": blocked_stages(mem),
     }
+    health["per_turn"] = _per_turn(store, space, health["totals"], health["pending"]["segment"])
+    return health
+
+
+def _per_turn(store: Store, space: str, totals: dict[str, int], waiting: int) -> float | None:
+    """Model tokens (prompt + reply, all runs) per turn consolidated so far, or None."""
+    turns = store.count_nodes(space).get("episode", 0) - waiting
+    tokens = totals.get("prompt_tokens", 0) + totals.get("completion_tokens", 0)
+    return round(tokens / turns, 1) if turns > 0 else None
 
 
 def blocked_stages(mem: MemoryBase) -> dict[str, str]:

@@ -42,11 +42,17 @@ def show_consolidation(out: Output, report: ConsolidateReport) -> None:
     if report.dry_run and report.sessions:
         out.table(_buffers_table(report.sessions))
     t = report.totals()
+    per = report.per_turn()
+    cost = (
+        f"; per turn consolidated: {per['tokens']:,.0f} tokens, {per['seconds']:.2f} s"
+        if per
+        else ""
+    )
     out.info(
         f"{t['prompt_tokens']:,} prompt + {t['completion_tokens']:,} completion tokens, "
         f"{t['llm_calls']} model {noun(t['llm_calls'], 'call')}, {t['cache_hits']} answered "
         f"from the cache, {t['failures']} {noun(t['failures'], 'failure')} "
-        f"({report.seconds:.1f} s)"
+        f"({report.seconds:.1f} s{cost})"
     )
 
 

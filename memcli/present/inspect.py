@@ -80,7 +80,12 @@ def consolidation_health(health: dict[str, Any]) -> Table:
         [
             *notes,
             f"all runs: {t['prompt_tokens']:,} prompt + {t['completion_tokens']:,} completion "
-            f"tokens, {t['llm_calls']} model calls, {t['failures']} failures",
+            f"tokens, {t['llm_calls']} model calls, {t['failures']} failures"
+            + (
+                f"; {per:,.0f} tokens per turn consolidated"
+                if (per := health.get("per_turn"))
+                else ""
+            ),
         ]
     )
     table.caption_justify = "left"
