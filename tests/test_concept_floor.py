@@ -30,12 +30,12 @@ def _plain_copy(chat_store: Path, tmp_path: Path, server: FakeModelServer) -> Me
 def test_a_model_whose_facts_fail_keeps_the_keyword_concepts(
     chat_store: Path, fake_server: FakeModelServer, tmp_path: Path
 ) -> None:
-    def out_of_range(body: dict[str, Any]) -> str:
-        if read(body).task == "facts":  # a belief of 2: invalid, however often re-asked
-            return json.dumps({"facts": [{"text": "x", "belief": 2, "sources": ["ep1"]}]})
+    def invalid(body: dict[str, Any]) -> str:
+        if read(body).task == "facts":  # no list of facts: invalid, however often re-asked
+            return json.dumps({"facts": "none today"})
         return consolidation_reply(body)
 
-    fake_server.responder = out_of_range
+    fake_server.responder = invalid
     plain = _plain_copy(chat_store, tmp_path, fake_server)
     mem = opened(chat_store, fake_server)
     report = mem.consolidate(flush=True)
