@@ -42,10 +42,12 @@ def _date(node: Node) -> str | None:
 
 
 def _order(hit: Hit) -> tuple[object, ...]:
-    """Time order: undated memories first, then by date, session and turn."""
+    """Time order: undated memories first, then by date, session and turn; a fact after
+    the turns of its own moment, as what was concluded from them (so it is the one marked
+    latest, not the turn it rests on)."""
     n = hit.node
     date = _date(n)
-    return (date is not None, date or "", n.session or "", n.seq or 0, n.id)
+    return (date is not None, date or "", n.kind == "fact", n.session or "", n.seq or 0, n.id)
 
 
 def _candidates(chosen: Sequence[Hit], subjects: Subjects) -> list[tuple[str, list[Hit]]]:
