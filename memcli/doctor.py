@@ -4,7 +4,9 @@ Checks, in order: the embedder answers (and how fast); an LLM is configured; its
 reachable and lists the model; a reply constrained to a small JSON schema comes back valid
 (and in which form the schema was sent); the context window and where its size came from;
 tokens per second on that short request; then, when the configured store exists, SQLite's
-integrity check of its file and whether its turn vectors are made as ingest makes them now.
+integrity check of its file, whether its vectors were made by the configured embedder (and
+no reindex was left unfinished), and whether its turn vectors are made as ingest makes them
+now.
 A failed check sets the exit code: 3 for a configuration error, 5 for a server that cannot
 be reached or lacks the model, 6 for a model whose reply does not fit the schema, 7 for a
 damaged store file. Warnings leave it 0.
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 
+from memcli.doctor_vectors import sampled_turns, vector_kinds
 from memcli.errors import DatabaseError, MemcliError, ModelOutputInvalid, damaged_store
 
 if TYPE_CHECKING:
@@ -104,14 +107,8 @@ def check_embedder(
     return Check("embedding", "ok", detail, data=data), embedder
 
 
-# The vectors check embeds this many turns again, spread evenly over the order they were
-# stored in (a store used before and after an upgrade holds both kinds of vector).
-SAMPLE = 8
-# A stored vector and a fresh one of the same text agree at least this well (the same model
-# on other hardware or another batch differs in the sixth decimal, not the third).
-SAME = 0.999
 _REINDEX_FIX = "run `memcli reindex` to embed every turn again as ingest does now"
-# What the stored vectors of the turns of each kind are (memcli.doctor._vector_kinds).
+# What the stored vectors of the turns of each kind are (memcli.doctor_vectors.vector_kinds).
 _STALE = (
     ("plain", "have vectors of the turn alone, made before memcli embedded a turn with the "
               "turn before it: semantic search ranks them lower than it would"),
@@ -134,10 +131,10 @@ def check_vectors(cfg: Config, embedder: Embedder) -> Check:
         return Check("vectors", "skip", exc.message)
     try:
         mem.check_embedder()
-        turns = _sampled_turns(mem.store)
+        turns = sampled_turns(mem.store)
         if not turns:
             return Check("vectors", "skip", "no stored turn has a vector and a turn before it")
-        kinds = _vector_kinds(mem.store, embedder, turns)
+        kinds = vector_kinds(mem.store, embedder, turns)
     except MemcliError as exc:
         return Check("vectors", "warn", exc.message, exc.fix)
     finally:
@@ -153,6 +150,46 @@ def check_vectors(cfg: Config, embedder: Embedder) -> Check:
             return Check("vectors", "warn", detail, _REINDEX_FIX, data=data)
     detail = f"{sampled} turns sampled: their vectors are made as ingest makes them now"
     return Check("vectors", "ok", detail, data=data)
+
+
+def check_store_model(cfg: Config) -> Check | None:
+    """Whether the store's vectors were made by the configured embedder (vectors of two
+    models cannot be compared), and whether a reindex was left unfinished; None when there
+    is no store. Reads the store's record alone: no model is loaded."""
+    from memcli.errors import EmbeddingMismatch, NotFound
+    from memcli.memory import Memory
+    from memcli.store.reindex_rows import WORDS_KEY, unfinished_reindex
+
+    try:
+        mem = Memory(cfg, create=False)
+    except NotFound:
+        return None
+    except MemcliError as exc:
+        return Check("store model", "skip", exc.message)
+    try:
+        stored, wanted = mem.stored_identity(), mem.embedder_identity()
+        stopped, words = unfinished_reindex(mem.store), mem.store.get_meta(WORDS_KEY)
+    finally:
+        mem.close()
+    data = {"stored": stored, "configured": wanted}
+    if stored is None:
+        return Check("store model", "skip", f"no vectors yet: {wanted} will make them", data=data)
+    if stored != wanted:
+        done = stopped[1] if stopped is not None and stopped[0] == wanted else None
+        error = EmbeddingMismatch(stored, wanted, reindexed=done)
+        return Check("store model", "fail", error.message, error.fix, error.exit_code, data=data)
+    if stopped is not None:
+        detail = (
+            f"vectors made by {stored}, as configured; a reindex to {stopped[0]} was stopped "
+            f"after {stopped[1]:,} nodes (its vectors wait in the store)"
+        )
+        fix = "configure that model and run `memcli reindex` to finish it (a reindex with "
+        fix += "this model discards them)"
+        return Check("store model", "warn", detail, fix, data=data)
+    if words is not None:
+        detail = f"vectors made by {stored}, but a reindex stopped before the words of turns"
+        return Check("store model", "warn", detail, "run `memcli reindex` to finish", data=data)
+    return Check("store model", "ok", f"vectors made by {stored}, as configured", data=data)
 
 
 def check_store(cfg: Config) -> Check | None:
@@ -186,58 +223,6 @@ _DAMAGED_FIX = (
     "restore it from a backup (or import a `memcli export` dump into a new --db); "
     "`memcli export` may still save what can be read"
 )
-
-
-def _sampled_turns(store: Any) -> list[tuple[int, Any, Any]]:
-    """Up to SAMPLE (turn id, turn, the turn before it) with a stored vector, spread over
-    the turns of every space in the order they were stored."""
-    ids = sorted(
-        i for space in store.spaces() for i in store.select_nodes(space, kinds=["episode"])
-    )
-    if not ids:
-        return []
-    step = max(1, len(ids) // (4 * SAMPLE))  # four times as many: not every turn has one before
-    picked = ids[::step][: 4 * SAMPLE] + ids[-1:]
-    before = {dst: src for src, dst, _, _ in store.edge_rows(picked, ["NEXT"]) if dst in picked}
-    vectors = store.get_vectors([i for i in picked if i in before])
-    usable = [i for i in dict.fromkeys(picked) if i in before and i in vectors]
-    chosen = usable[:: max(1, len(usable) // SAMPLE)][:SAMPLE]
-    nodes = store.nodes_by_ids([*chosen, *(before[i] for i in chosen)])
-    return [(i, nodes[i], nodes[before[i]]) for i in chosen if i in nodes and before[i] in nodes]
-
-
-def _vector_kinds(
-    store: Any, embedder: Embedder, turns: list[tuple[int, Any, Any]]
-) -> dict[str, int]:
-    """How many of the sampled turns' stored vectors are the embedding of the turn with the
-    turn before it (`current`), of the turn alone (`plain`), or neither (`other`). A turn
-    that embeds alike both ways (the model's length limit cuts a long turn before its
-    context) tells nothing and is left out."""
-    import numpy as np
-
-    from memcli.models import embedding_text, turn_embedding_text
-
-    texts = []
-    for _, turn, prev in turns:
-        texts.append(turn_embedding_text(turn.text, turn.speaker, (prev.text, prev.speaker)))
-        texts.append(embedding_text(turn.text, turn.speaker))
-    fresh = np.asarray(embedder.embed(texts), dtype=np.float64)
-    fresh /= np.maximum(np.linalg.norm(fresh, axis=1, keepdims=True), 1e-12)
-    stored = store.get_vectors([i for i, _, _ in turns])
-    kinds = {"current": 0, "plain": 0, "other": 0}
-    for n, (i, _, _) in enumerate(turns):
-        v = np.asarray(stored[i], dtype=np.float64)
-        v /= max(float(np.linalg.norm(v)), 1e-12)
-        if float(fresh[2 * n] @ fresh[2 * n + 1]) >= SAME:
-            continue
-        with_context, alone = float(fresh[2 * n] @ v), float(fresh[2 * n + 1] @ v)
-        if with_context >= SAME:
-            kinds["current"] += 1
-        elif alone >= SAME:
-            kinds["plain"] += 1
-        else:
-            kinds["other"] += 1
-    return kinds
 
 
 def _model_listed(chat: Any) -> Check:
@@ -364,6 +349,10 @@ def run_doctor(
     store = check_store(cfg)
     if store is not None:
         report.add(store)
-    if embedder is not None and (store is None or store.status == "ok"):
+    readable = store is None or store.status == "ok"
+    model = check_store_model(cfg) if readable else None
+    if model is not None:
+        report.add(model)
+    if embedder is not None and readable and (model is None or model.status != "fail"):
         report.add(check_vectors(cfg, embedder))
     return report

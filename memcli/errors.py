@@ -132,16 +132,54 @@ class ReadOnlyStore(DatabaseError):
 
 
 class EmbeddingMismatch(DatabaseError):
-    """The configured embedder differs from the one the store was built with."""
+    """The configured embedder differs from the one the store's vectors were made with:
+    vectors of two models cannot be compared, nor mixed in one store."""
 
     exit_code = 3
 
-    def __init__(self, stored: str, configured: str) -> None:
-        super().__init__(
-            f"this store was embedded with {stored} but the configuration asks for {configured}",
-            fix="run `memcli reindex` to re-embed the store with the configured model, "
-            "or set embedding.provider/model back to what the store uses",
+    def __init__(
+        self,
+        stored: str,
+        configured: str,
+        *,
+        reindexed: int | None = None,
+        lexical: bool = False,
+    ) -> None:
+        self.stored, self.configured = stored, configured
+        told = " (embeddings off)" if stored == "none" else ""
+        message = (
+            f"this store was embedded with {stored}{told}, but the configuration asks for "
+            f"{configured}: vectors of two models cannot be compared"
         )
+        if reindexed is not None:
+            message += (
+                f"; a reindex to {configured} embedded {reindexed:,} nodes and was stopped "
+                "before it could swap them in"
+            )
+        finish = "finish that reindex" if reindexed is not None else "re-embed the store"
+        fix = (
+            f"run `memcli reindex` to {finish} with {configured} (it shows progress; if "
+            f"stopped, the next run resumes), or {set_back(stored, configured)} to use the "
+            "store as it is"
+        )
+        if configured == "none":
+            fix = (
+                f"{set_back(stored, configured)} to use the store as it is, or run `memcli "
+                "reindex` to drop its vectors and keep the full text alone"
+            )
+        if lexical:
+            fix += "; `--strategy lexical` asks the full text alone meanwhile"
+        super().__init__(message, fix=fix)
+
+
+def set_back(stored: str, configured: str) -> str:
+    """How to configure the embedder `stored` (provider:model) again, said briefly."""
+    provider, _, model = stored.partition(":")
+    if stored == "none":
+        return "set embedding.provider back to none"
+    if configured.partition(":")[0] == provider:
+        return f"set embedding.model back to {model}"
+    return f"set embedding.provider back to {provider} and embedding.model to {model}"
 
 
 def damaged_store(exc: BaseException) -> DatabaseError | None:

@@ -195,10 +195,12 @@ def test_a_store_of_another_embedding_model_is_named_with_its_fix(
 ) -> None:
     cli = _store_with_vectors(tmp_path, fake_server)
     other = f"  provider: openai\n  model: other-model\n  url: {fake_server.openai_url}\n"
-    _, checks = _checks(_cli(tmp_path, "  provider: none\n", other))
-    vectors = checks["vectors"]
-    assert vectors["status"] == "warn" and "openai:e" in vectors["detail"]
-    assert "memcli reindex" in vectors["fix"]
+    code, checks = _checks(_cli(tmp_path, "  provider: none\n", other))
+    model = checks["store model"]
+    assert code == 3 and model["status"] == "fail"  # ask and ingest refuse such a store
+    assert "openai:e" in model["detail"] and "openai:other-model" in model["detail"]
+    assert "memcli reindex" in model["fix"] and "embedding.model back to e" in model["fix"]
+    assert "vectors" not in checks  # nothing to compare vectors of two models with
     assert cli.db is not None and cli.db.exists()
 
 
@@ -238,9 +240,9 @@ def test_turns_stored_while_embeddings_were_off_warn_until_reindex(
     embedding = f"  provider: openai\n  model: e\n  url: {fake_server.openai_url}\n"
     cli = _cli(tmp_path, "  provider: none\n", embedding)
     code, checks = _checks(cli)
-    vectors = checks["vectors"]
-    assert code == 0 and vectors["status"] == "warn", vectors
-    assert "embedded with none" in vectors["detail"] and "memcli reindex" in vectors["fix"]
+    model = checks["store model"]
+    assert code == 3 and model["status"] == "fail", model
+    assert "embedded with none" in model["detail"] and "memcli reindex" in model["fix"]
     cli.ok("reindex")
     _, checks = _checks(cli)
     assert checks["vectors"]["status"] == "ok" and checks["vectors"]["current"] == 4

@@ -23,10 +23,24 @@ if TYPE_CHECKING:
     from memcli.ops.base import MemoryBase
 
 
-def search_context(mem: MemoryBase, explain: bool = False) -> SearchContext:
+#: Strategies that read the full text alone: they never embed the question nor read a
+#: vector, so a store embedded by another model than the configured one answers them.
+FULL_TEXT_ONLY = frozenset({"lexical"})
+
+
+def search_context(
+    mem: MemoryBase, explain: bool = False, strategy: str | None = None
+) -> SearchContext:
     """A retrieval context over the memory's store, space, embedder and settings; with
-    `explain`, strategies that can say why each hit ranked (memcli.retrieval.explain)."""
-    return SearchContext(mem.store, mem.space, mem.embedder, mem.cfg.retrieval, explain)
+    `explain`, strategies that can say why each hit ranked (memcli.retrieval.explain).
+    EmbeddingMismatch when `strategy` compares vectors and the store's were made by another
+    model than the configured one (a strategy of FULL_TEXT_ONLY gets no embedder)."""
+    if strategy in FULL_TEXT_ONLY:
+        embedder = None
+    else:
+        mem.check_embedder(lexical=True)
+        embedder = mem.load_embedder()
+    return SearchContext(mem.store, mem.space, embedder, mem.cfg.retrieval, explain)
 
 
 def _require_chat(mem: MemoryBase) -> ChatModel:
@@ -77,9 +91,11 @@ def ask(
     `explain`, each hit says why it ranked, where the strategy can (memcli.retrieval.explain)."""
     _check_question(question, k)
     cfg = mem.cfg.retrieval
-    retrieve = get_retriever(strategy or cfg.strategy)
+    strategy = strategy or cfg.strategy
+    retrieve = get_retriever(strategy)
     chat = None if context_only else _require_chat(mem)  # before any retrieval work
-    ranked = retrieve(search_context(mem, explain), question, k or max(cfg.k, cfg.pool))
+    context = search_context(mem, explain, strategy)
+    ranked = retrieve(context, question, k or max(cfg.k, cfg.pool))
     k = k or cfg.k
     caps = {
         "fact": cfg.max_facts,

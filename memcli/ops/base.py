@@ -12,6 +12,7 @@ from memcli.config import Config
 from memcli.errors import EmbeddingMismatch, NotFound, did_you_mean
 from memcli.llm import ChatModel, Embedder, check_embedding, create_chat, create_embedder
 from memcli.store import open_store
+from memcli.store.reindex_rows import unfinished_reindex
 from memcli.store.target import exists as target_exists
 from memcli.store.target import file_path, remove_new
 
@@ -124,14 +125,17 @@ class MemoryBase:
         """`provider:model` the store's vectors were made with, or None for a fresh store."""
         return self.store.get_meta("embedding.identity")
 
-    def check_embedder(self) -> None:
-        """Refuse a bad embedding config, and to mix vectors of two models in one store."""
+    def check_embedder(self, lexical: bool = False) -> None:
+        """Refuse a bad embedding config, and to compare or mix vectors of two models in
+        one store (`lexical`: the error says the full text can still be asked)."""
         if self._embedder is _UNSET:
             check_embedding(self.cfg.embedding)
         stored = self.stored_identity()
         wanted = self.embedder_identity()
         if stored is not None and stored != wanted:
-            raise EmbeddingMismatch(stored, wanted)
+            stopped = unfinished_reindex(self.store)
+            done = stopped[1] if stopped is not None and stopped[0] == wanted else None
+            raise EmbeddingMismatch(stored, wanted, reindexed=done, lexical=lexical)
 
     def record_embedder(self, dim: int | None) -> None:
         """Note in `meta` which embedder the store now uses. Call inside a transaction."""

@@ -13,12 +13,17 @@ if TYPE_CHECKING:
     from memcli.store import Store
 
 
-class EmbeddingInfo(TypedDict):
-    """Which embedder made the store's vectors (`none` when it has none)."""
-
+class _Embedder(TypedDict):
     provider: str
     model: str | None
     dim: int | None
+
+
+class EmbeddingInfo(_Embedder, total=False):
+    """Which embedder made the store's vectors (`none` when it has none); `configured`,
+    only when the configured one is another (asking by vector then needs `reindex`)."""
+
+    configured: str
 
 
 class StoreStats(TypedDict):
@@ -65,6 +70,16 @@ class NodeView(TypedDict):
     provenance: Provenance
 
 
+def _embedding(
+    provider: str, model: str, dim: str | None, stored: str | None, configured: str
+) -> EmbeddingInfo:
+    info: EmbeddingInfo = {"provider": provider, "model": model or None,
+                           "dim": int(dim) if dim else None}  # fmt: skip
+    if stored is not None and stored != configured:
+        info["configured"] = configured
+    return info
+
+
 def stats(mem: MemoryBase, health: bool = True) -> StoreStats:
     """Counts by node kind and edge type, spaces, embedding settings and file size, and
     (unless `health` is False: it counts pending work, slow on a large store) the
@@ -82,11 +97,7 @@ def stats(mem: MemoryBase, health: bool = True) -> StoreStats:
         "sources": len(store.sources(mem.space)),
         "forgotten": store.count_forgotten(mem.space),
         "spaces": store.spaces(),
-        "embedding": {
-            "provider": provider,
-            "model": model or None,
-            "dim": int(dim) if dim else None,
-        },
+        "embedding": _embedding(provider, model, dim, identity, mem.embedder_identity()),
         "bytes": store.file_bytes(),
         "consolidation": consolidation_health(mem) if health else {},
     }

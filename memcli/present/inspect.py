@@ -32,6 +32,11 @@ def show_stats(out: Output, stats: Mapping[str, Any]) -> None:
         f"embedding {emb['provider']}"
         + (f" {emb['model']}" if emb["model"] else "")
         + (f" ({emb['dim']} dims)" if emb["dim"] else "")
+        + (
+            f"; configured: {emb['configured']} (`memcli reindex` embeds the store with it)"
+            if emb.get("configured")
+            else ""
+        )
     )
     out.table(counts_table("nodes", stats["nodes"], "kind"))
     out.table(counts_table("edges", stats["edges"], "type"))

@@ -222,6 +222,19 @@ class Store(Protocol):
     def get_vectors(self, node_ids: Sequence[int]) -> dict[int, Any]:
         """Stored vectors of the given nodes as numpy arrays (absent when none)."""
 
+    # -- an unfinished reindex (memcli.store.reindex_rows) ------------------------------
+
+    def reindex_digests(self) -> dict[int, str]:
+        """Node id -> digest of the text of each vector a reindex has made so far."""
+
+    def put_reindex_vectors(self, rows: Sequence[tuple[int, str, Any]]) -> None:
+        """Keep (node id, digest, vector) rows made by a reindex, apart from the vectors."""
+
+    def reindex_vectors(self, node_ids: Sequence[int]) -> dict[int, Any]:
+        """The vectors a reindex made of these nodes (absent when none)."""
+
+    def drop_reindex_vectors(self) -> None: ...
+
     # -- the words of turns ------------------------------------------------------------
 
     def unembedded_words(

@@ -8,6 +8,7 @@
     Pruning     selection, cascade, removal, tombstones                   (prune.py)
     Edges, Work edges; model cache, runs, marks, advisory locks          (edges.py, work.py)
     Transfer    export/import rows, `memcli list` pages, counts          (transfer.py)
+    Reindexing  the vectors of an unfinished reindex                      (reindex_rows.py)
 
 docs/postgres.md says when to choose it and how to point memcli at a server.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 from memcli.errors import DatabaseError, NotFound
 from memcli.store.pg.connect import connect, read_only_reason
 from memcli.store.pg.migrations import current_version, migrate, pending
+from memcli.store.pg.reindex_rows import Reindexing
 from memcli.store.pg.transfer import Transfer
 from memcli.store.pg.vectors import register_vector
 from memcli.store.pg.work import Work
@@ -25,7 +27,7 @@ from memcli.store.target import shown
 __all__ = ["PgStore", "open_pg_store"]
 
 
-class PgStore(Transfer, Work):
+class PgStore(Transfer, Work, Reindexing):
     """A migrated connection to one memcli store in a Postgres database."""
 
 

@@ -11,6 +11,7 @@
     Listing     filtered, paged browsing for `memcli list`              (listing.py)
     Transfer    whole-space reads and id-keeping writes: export/import  (transfer.py)
     Edges, Work, Stats   edges; cache, runs, marks, locks; counts
+    Reindexing  the vectors of an unfinished reindex                    (reindex_rows.py)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from memcli.store.sqlite.listing import Listing
 from memcli.store.sqlite.migrations import migrate, pending_migrations
 from memcli.store.sqlite.probe import STORE, examine
 from memcli.store.sqlite.prune import Pruning
+from memcli.store.sqlite.reindex_rows import Reindexing
 from memcli.store.sqlite.stats import Stats
 from memcli.store.sqlite.transfer import Transfer
 from memcli.store.sqlite.work import Work
@@ -33,7 +35,7 @@ from memcli.store.target import remove_new
 __all__ = ["SqliteStore", "open_sqlite_store"]
 
 
-class SqliteStore(Pruning, Forgotten, Listing, Transfer, Edges, Work, Stats):
+class SqliteStore(Pruning, Forgotten, Listing, Transfer, Edges, Work, Stats, Reindexing):
     """A migrated connection to one memcli database file."""
 
 
