@@ -136,10 +136,10 @@ def describe(exc: BaseException) -> tuple[str, str | None, int]:
     exc = damaged_store(exc) or exc
     if isinstance(exc, MemcliError):
         return exc.message, exc.fix, exc.exit_code
-    if isinstance(exc, Terminated):
-        return "terminated (SIGTERM)", None, TERMINATED
+    if isinstance(exc, Terminated):  # `fix`: what an operation says to do next, if anything
+        return "terminated (SIGTERM)", getattr(exc, "fix", None), TERMINATED
     if isinstance(exc, KeyboardInterrupt):
-        return "interrupted", None, INTERRUPTED
+        return "interrupted", getattr(exc, "fix", None), INTERRUPTED
     fix = "run again with --debug to see the traceback, and please report it"
     return f"internal error: {type(exc).__name__}: {exc}", fix, 1
 

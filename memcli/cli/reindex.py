@@ -20,7 +20,12 @@ AnySpace = Annotated[
 def reindex(state: State, space: AnySpace = None) -> None:
     """Re-embed every node with the configured embedding model (after changing models).
 
-    It also re-splits Chinese, Japanese and Korean text that an older memcli indexed.
+    Needed after a change of embedding.provider or embedding.model: until then, ask (but
+    with --strategy lexical), add, ingest, consolidate and import refuse the store, naming
+    both models. It shows progress and can be stopped (Ctrl-C, a kill): the new vectors are
+    stored a batch at a time beside the old ones, which the store keeps using until all are
+    made; running it again resumes (`resumed` counts the vectors kept). It also re-splits
+    Chinese, Japanese and Korean text that an older memcli indexed.
 
     [b]Examples[/b]
 

@@ -47,15 +47,38 @@ def reindex(mem: MemoryBase, progress: Progress | None = None) -> ReindexReport:
     of CJK text indexed before memcli split it), then embed the words of the turns again."""
     progress = progress or NoProgress()
     started = time.perf_counter()
-    store = mem.store
     target = mem.embedder_identity()
     embedder = mem.load_embedder()
     report: ReindexReport = {
         "nodes": 0, "embedded": 0, "resumed": 0, "embedding": target, "dim": None,
         "text_rows": 0, "words": 0, "seconds": 0.0,
     }  # fmt: skip
+    try:
+        _reindex(mem, embedder, target, progress, report)
+    except KeyboardInterrupt as stopped:  # Ctrl-C, SIGTERM: the batches committed stay
+        stopped.fix = RESUME_FIX  # type: ignore[attr-defined]
+        raise
+    report["seconds"] = round(time.perf_counter() - started, 3)
+    return report
+
+
+#: What an interrupted reindex says to do (the CLI shows it under "interrupted").
+RESUME_FIX = "run `memcli reindex` again: it resumes where this one stopped"
+
+
+def _reindex(
+    mem: MemoryBase,
+    embedder: Embedder | None,
+    target: str,
+    progress: Progress,
+    report: ReindexReport,
+) -> None:
+    """The vectors of every node (unless only words were left), then the words."""
+    store = mem.store
     if store.get_meta(WORDS_KEY) == target and mem.stored_identity() == target:
-        report["dim"] = store.vector_dim()  # stopped after its swap: only words are left
+        # Stopped after its swap: every node has its new vector, only words are left.
+        report["dim"] = store.vector_dim()
+        report["nodes"] = report["resumed"] = len(store.all_nodes_for_embedding())
     else:
         _swap(mem, embedder, target, progress, report)
     if embedder is not None:  # the words of turns, with this model too
@@ -64,8 +87,6 @@ def reindex(mem: MemoryBase, progress: Progress | None = None) -> ReindexReport:
     if store.get_meta(WORDS_KEY) is not None:
         with store.transaction():
             store.delete_meta(WORDS_KEY)
-    report["seconds"] = round(time.perf_counter() - started, 3)
-    return report
 
 
 def _swap(
