@@ -30,7 +30,7 @@ def _configure(cli: Memcli, server: FakeModelServer, model: str) -> None:
 def cli(tmp_path: Path, store_target: str, fake_server: FakeModelServer) -> Memcli:
     """A store (SQLite or Postgres) ingested with `old-embed`, then configured with
     `new-embed`: another model of the same dimension."""
-    memcli = Memcli(config=tmp_path / "memcli.yaml", db=store_target)
+    memcli = Memcli(config=tmp_path / "memcli.yaml", env={"MEMCLI_DB": store_target})
     _configure(memcli, fake_server, "old-embed")
     memcli.ok("ingest", EXAMPLE)
     memcli.ok("consolidate", "--no-llm", "--flush")

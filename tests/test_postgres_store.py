@@ -263,6 +263,7 @@ def test_a_store_of_the_first_schema_gets_every_later_migration(pg_url: str) -> 
             "m003_speaker_index",
             "m004_postings",
             "m005_organiser_stats",
+            "m006_search_form",
         )
         for name in later:
             store.run("DELETE FROM meta WHERE key = %s", (f"migration.{name}",))
@@ -273,7 +274,7 @@ def test_a_store_of_the_first_schema_gets_every_later_migration(pg_url: str) -> 
         store.run("INSERT INTO text_stats (space, docs, tokens) VALUES ('a', 1, 2) ON CONFLICT"
                   " (space) DO UPDATE SET docs = text_stats.docs + 1")  # fmt: skip
     with open_store(pg_url) as store:
-        assert store.schema_version() == 5
+        assert store.schema_version() == 6
         with store.transaction():
             (node,) = store.insert_nodes("a", "episode", [{"text": "hello", "speaker": "Ana"}])
             assert store.count_failed("a", "facts", [node]) == {node: 1}

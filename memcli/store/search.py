@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,8 +31,29 @@ CONTEXT_WEIGHT = 0.3
 # without these characters is indexed and queried exactly as before.
 # Compiling a class of these ranges costs about a millisecond each, so the patterns are
 # compiled when a text first holds a character outside ASCII, not when a command starts.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK = (
+    "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+    # since m010: the ideographic marks 々〆〇, small katakana for Ainu, and the CJK
+    # extensions beyond the Basic Multilingual Plane (rare names and places)
+    "\u3005-\u3007\u31f0-\u31ff\U00020000-\U0003134f"
+)
 CJK_CLASS = f"[{_CJK}]"
+_KANJI = "\u3005-\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+# What m010 (SQLite) and m006 (Postgres) found indexed in another form before them.
+_ADDED_CJK = "[\u3005-\u3007\u31f0-\u31ff\U00020000-\U0003134f]"
+
+# Letters that unicode61's remove_diacritics leaves as they are, because Unicode does not
+# write them as a base letter plus a mark: each becomes what a keyboard without it types
+# (Straße, Strasse; Øresund, Oresund; Łódź, Lodz). Together with the halfwidth and
+# fullwidth forms of CJK text (ＡＢＣ, ｶﾀｶﾅ), read as their usual forms, this is the
+# search form of a text (`search_form`), made the same way for the index and the query.
+# Text made only of ASCII characters has none of them: English is indexed as before.
+_LETTERS = str.maketrans({
+    "ß": "ss", "ẞ": "SS", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ø": "o", "Ø": "O",
+    "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "TH",
+    "ı": "i",
+})  # fmt: skip
+_WIDTH_FORMS = "[\uff01-\uffef]+"
 
 
 @functools.cache
@@ -44,28 +66,52 @@ def has_cjk(text: str) -> bool:
     return not text.isascii() and _pattern(CJK_CLASS).search(text) is not None
 
 
+def search_form(text: str) -> str:
+    """The text with the letters unicode61 does not fold written as they are typed without
+    them (ß as ss, ø as o ...), and halfwidth and fullwidth forms as the usual ones; an
+    ASCII text as it is."""
+    if text.isascii():
+        return text
+    text = _pattern(_WIDTH_FORMS).sub(lambda m: unicodedata.normalize("NFKC", m[0]), text)
+    return text.translate(_LETTERS)
+
+
+def indexed_before_search_form(text: str) -> bool:
+    """Whether a text's full-text row changed when search forms and the CJK characters
+    added with them came in (what the migrations that brought them index again)."""
+    return not text.isascii() and (
+        search_form(text) != text or _pattern(_ADDED_CJK).search(text) is not None
+    )
+
+
 def indexed_text(text: str) -> str:
-    """Node text as the full-text index holds it: each CJK character a word of its own."""
+    """Node text as the full-text index holds it: in its search form, each CJK character
+    a word of its own."""
+    text = search_form(text)
     return _pattern(f"({CJK_CLASS})").sub(r" \1 ", text) if has_cjk(text) else text
 
 
 def _terms(word: str) -> list[str]:
-    """A query word's search terms: itself, or for CJK runs inside it their bigrams."""
+    """A query word's search terms: itself, or for CJK runs inside it their bigrams (and
+    a kanji standing alone between kana, often a word of its own: 車 in 車はどこ)."""
     if not has_cjk(word):
         return [word]
     terms: list[str] = []
     for run in _pattern(f"{CJK_CLASS}+|[^{_CJK}]+").findall(word):
         if not has_cjk(run) or len(run) == 1:
             terms.append(run)
-        else:
-            terms += [f"{a} {b}" for a, b in itertools.pairwise(run)]
+            continue
+        terms += [f"{a} {b}" for a, b in itertools.pairwise(run)]
+        if _pattern(f"[^{_KANJI}]").search(run):  # kana beside the kanji: Japanese
+            terms += _pattern(f"(?<![{_KANJI}])[{_KANJI}](?![{_KANJI}])").findall(run)
     return terms
 
 
 def query_terms(text: str) -> list[str]:
-    """The search terms of a question: every distinct content word (for CJK text, its
-    character pairs, as two words with a space between them), in order."""
-    found = words(text)
+    """The search terms of a question in its search form: every distinct content word
+    (for CJK text, its character pairs, as two words with a space between them), in
+    order."""
+    found = words(search_form(text))
     seen = dict.fromkeys(w for w in found if w not in STOPWORDS and len(w) > 1)
     if not seen:
         seen = dict.fromkeys(w for w in found if len(w) > 1 or has_cjk(w))

@@ -150,3 +150,24 @@ def m004_postings(conn: Any) -> None:
 def m005_organiser_stats(conn: Any) -> None:
     """SQLite's m009: the organisers' full text counted apart from the memories', for BM25."""
     run_statements(conn, schema.M005_ORGANISER_STATS)
+
+
+@migration
+def m006_search_form(conn: Any) -> None:
+    """SQLite's m010: full-text rows of text holding letters unicode61 does not fold
+    (ß, ø, ł ...), halfwidth or fullwidth forms, or the CJK characters now indexed one by
+    one, indexed again in their search form (memcli.store.search.search_form)."""
+    from memcli.store.pg.text import FullText
+    from memcli.store.search import indexed_before_search_form
+
+    text = FullText(conn, "")
+    found = conn.execute(
+        "SELECT id, space, kind, text, speaker FROM nodes"
+        " WHERE octet_length(text) <> length(text) ORDER BY id"
+    ).fetchall()
+    by_space: dict[str, list[tuple[int, str, str, str | None]]] = {}
+    for node, space, kind, body, speaker in found:
+        if indexed_before_search_form(str(body)):
+            by_space.setdefault(str(space), []).append((int(node), kind, str(body), speaker))
+    for space, rows in by_space.items():
+        text.index_texts(space, rows)

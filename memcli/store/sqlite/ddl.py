@@ -187,3 +187,10 @@ def m009_move_rows(table: str, organisers: str) -> tuple[str, str]:
         f" SELECT rowid, text, speaker, kind, context FROM {table} WHERE kind IN ({kinds})",
         f"DELETE FROM {table} WHERE kind IN ({kinds})",
     )
+
+
+# m010: the nodes of a space whose text is not all ASCII (more bytes than characters).
+M010_NOT_ASCII = (
+    "SELECT id, kind, text, speaker FROM nodes"
+    " WHERE space = ? AND length(CAST(text AS BLOB)) <> length(text) ORDER BY id"
+)

@@ -154,3 +154,25 @@ def m009_organiser_text(db: Database) -> None:
         organisers = f"{table}_org"
         db.execute(ddl.m005_text_table(organisers))
         run_statements(db, ddl.m009_move_rows(table, organisers))
+
+
+@migration
+def m010_search_form(db: Database) -> None:
+    """Full-text rows of text holding letters unicode61 does not fold (ß, ø, ł ...),
+    halfwidth or fullwidth forms, or the CJK characters now indexed one by one, indexed
+    again in their search form (memcli.store.search.search_form), with the context of the
+    turns after them."""
+    from pathlib import Path
+
+    from memcli.store.search import indexed_before_search_form
+    from memcli.store.sqlite.fts import FullText
+
+    text = FullText(db.conn, Path(db.conn.execute("PRAGMA database_list").fetchone()[2]))
+    for space, _table in search_tables.text_tables(db):
+        rows = [
+            (int(node), str(kind), str(body), speaker)
+            for node, kind, body, speaker in db.execute(ddl.M010_NOT_ASCII, [space])
+            if indexed_before_search_form(str(body))
+        ]
+        if rows:
+            text.index_texts(space, rows)
