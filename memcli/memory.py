@@ -245,7 +245,9 @@ class Memory(MemoryBase):
         return export_graph(self, fmt, compact)
 
     def reindex(self, progress: Progress | None = None) -> ReindexReport:
-        """Re-embed every node with the configured embedder; see memcli.ops.reindex."""
+        """Re-embed every node with the configured embedder, continuing a reindex to the
+        same model that was stopped (KeyboardInterrupt keeps what was committed); see
+        memcli.ops.reindex."""
         from memcli.ops.reindex import reindex
 
         return reindex(self, progress=progress)

@@ -156,4 +156,4 @@ def test_processes_opening_a_new_store_at_once_migrate_it_once(pg_url: str) -> N
     from memcli.store.pg.migrations import MIGRATIONS
 
     with open_store(pg_url) as store:
-        assert store.schema_version() == len(MIGRATIONS) == 5
+        assert store.schema_version() == len(MIGRATIONS) == 6

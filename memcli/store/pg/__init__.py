@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from memcli.errors import DatabaseError, NotFound
 from memcli.store.pg.connect import connect, read_only_reason
-from memcli.store.pg.migrations import current_version, migrate, pending
+from memcli.store.pg.migrations import migrate, pending
 from memcli.store.pg.reindex_rows import Reindexing
 from memcli.store.pg.transfer import Transfer
 from memcli.store.pg.vectors import register_vector
+from memcli.store.pg.version import current_version
 from memcli.store.pg.work import Work
 from memcli.store.target import shown
 

@@ -19,7 +19,7 @@ from memcli.store.pg.connect import (
     read_snapshot,
     write_transaction,
 )
-from memcli.store.pg.migrations import current_version
+from memcli.store.pg.version import current_version
 from memcli.store.target import shown
 
 

@@ -17,40 +17,16 @@ from memcli.errors import DatabaseError
 from memcli.store import migrations as runner
 from memcli.store.migrations import Chain, Step, run_statements
 from memcli.store.pg import schema
-from memcli.store.pg.connect import MIGRATION_LOCK, driver, here, lock_key
-from memcli.store.target import shown
+from memcli.store.pg.connect import MIGRATION_LOCK, driver, lock_key
+from memcli.store.pg.version import VERSION_KEY, current_version
 
 MIGRATIONS: Chain = []
-VERSION_KEY = "schema.version"
 
 
 def migration(fn: Step) -> Step:
     """Register `fn` as the next migration; its name must start with the next number."""
     runner.append(MIGRATIONS, fn.__name__, fn)
     return fn
-
-
-def current_version(conn: Any, url: str) -> int:
-    """How many migrations the store has had (0 for a schema without memcli's tables);
-    DatabaseError when the schema holds another program's tables of the same names."""
-    tables = conn.execute(f"SELECT {here('meta')}, {here('nodes')}").fetchone()
-    if tables[0] is None:
-        if tables[1] is not None:
-            raise _foreign(url, "a `nodes` table")
-        return 0
-    row = conn.execute("SELECT value FROM meta WHERE key = %s", (VERSION_KEY,)).fetchone()
-    if row is None:
-        raise _foreign(url, "a `meta` table")
-    return int(row[0])
-
-
-def _foreign(url: str, what: str) -> DatabaseError:
-    return DatabaseError(
-        f"{shown(url)} holds {what} of another program in its schema, not a memcli store; "
-        "memcli leaves it as it is",
-        fix="give memcli a schema of its own: add ?options=-csearch_path%3Dmemcli to the URL "
-        "(after CREATE SCHEMA memcli), or use another database",
-    )
 
 
 class _Ledger(runner.Ledger):
