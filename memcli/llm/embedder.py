@@ -60,6 +60,9 @@ class BaseEmbedder:
     # others both are empty and a query is embedded like any stored text.
     query_prefix = ""
     passage_prefix = ""
+    # How the default strategy reads this model's cosines: (cosine − shift) × stretch, so
+    # that they spread as all-MiniLM-L6-v2's do (its weights were fitted on those).
+    cosine_scale: tuple[float, float] = (0.0, 1.0)
 
     def __init__(self, model: str, batch_size: int) -> None:
         self.model = model
