@@ -29,7 +29,11 @@ class Embedder(Protocol):
     def dim(self) -> int: ...
 
     def embed(self, texts: list[str]) -> Any:
-        """A float32 array of shape (len(texts), dim), each row L2-normalised."""
+        """A float32 array of shape (len(texts), dim), each row L2-normalised: texts to store."""
+        ...
+
+    def embed_queries(self, texts: list[str]) -> Any:
+        """As `embed`, for texts searched with (a model may embed questions differently)."""
         ...
 
 

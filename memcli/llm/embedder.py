@@ -52,9 +52,17 @@ def embed_all(
 
 
 class BaseEmbedder:
-    """An embedder: `provider`, `model`, `dim` and `embed(texts)` with batching."""
+    """An embedder: `provider`, `model`, `dim`, `embed(texts)` for what is stored and
+    `embed_queries(texts)` for what is searched with, with batching."""
 
     provider = ""
+    # Models trained with instructions (e5: "query: ", "passage: ") see them here; for the
+    # others both are empty and a query is embedded like any stored text.
+    query_prefix = ""
+    passage_prefix = ""
+    # How the default strategy reads this model's cosines: (cosine − shift) × stretch, so
+    # that they spread as all-MiniLM-L6-v2's do (its weights were fitted on those).
+    cosine_scale: tuple[float, float] = (0.0, 1.0)
 
     def __init__(self, model: str, batch_size: int) -> None:
         self.model = model
@@ -70,12 +78,19 @@ class BaseEmbedder:
         return self._dim
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text."""
+        """Unit-length float32 vectors, one row per text, for texts to be stored."""
+        return self._embed_prefixed(texts, self.passage_prefix)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 vectors for search queries (as `embed` for most models)."""
+        return self._embed_prefixed(texts, self.query_prefix)
+
+    def _embed_prefixed(self, texts: list[str], prefix: str) -> np.ndarray:
         import numpy as np
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        matrix = self._embed_texts(texts)
+        matrix = self._embed_texts([prefix + t for t in texts] if prefix else texts)
         self._dim = int(matrix.shape[1])
         return matrix
 

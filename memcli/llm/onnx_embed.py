@@ -101,13 +101,17 @@ class OnnxEmbedder(BaseEmbedder):
             self._tokenizer = tokenizer
         return self._session, self._tokenizer
 
+    def _token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Each text's word-piece ids, specials included, cut at the model's window."""
+        return [e.ids for e in self._load()[1].encode_batch(texts)]
+
     def _embed_texts(self, texts: list[str]) -> Any:
         """Unit-length float32 vectors (normalised inside the graph), in the order given."""
         import numpy as np
 
-        session, tokenizer = self._load()
+        session, _ = self._load()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        pieces = [e.ids for e in tokenizer.encode_batch(texts)]
+        pieces = self._token_ids(texts)
 
         def run(rows: list[int]) -> None:
             ids, mask = _padded([pieces[i] for i in rows])

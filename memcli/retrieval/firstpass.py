@@ -60,6 +60,14 @@ class FirstPass:
     candidates: dict[int, None] = field(default_factory=dict)  # in first-pass order
     lexical_floor: float = 0.0  # weighted BM25 of a node outside `lexical` is at most this
     cosine_floor: float = 0.0  # cosine of a node outside `cosine` is at most this
+    # (shift, stretch): the model's cosines put on all-MiniLM-L6-v2's scale, on which the
+    # default's weights were fitted (memcli.llm.embedder.BaseEmbedder.cosine_scale)
+    cosine_scale: tuple[float, float] = (0.0, 1.0)
+
+    def common(self, cosine: float) -> float:
+        """A cosine of this model on the common scale (unchanged for MiniLM)."""
+        shift, stretch = self.cosine_scale
+        return (cosine - shift) * stretch if self.cosine_scale != (0.0, 1.0) else cosine
 
     def scale(self, kinds: Iterable[str] | None = None) -> float:
         """The best weighted BM25 among the nodes of these kinds (all when None): the
@@ -78,7 +86,9 @@ class FirstPass:
             unknown = [i for i in ids if i not in self.cosine]
             if unknown:
                 vectors = ctx.store.get_vectors(unknown)
-                self.cosine.update({i: float(v @ self.vector) for i, v in vectors.items()})
+                self.cosine.update(
+                    {i: self.common(float(v @ self.vector)) for i, v in vectors.items()}
+                )
         unseen = [i for i in ids if i not in self.kinds]
         if unseen:
             self.kinds.update(ctx.store.kinds_of(unseen))
@@ -99,6 +109,7 @@ def first_pass(
     # First: it embeds its words with the query, in one model call.
     related = related_words(ctx, query, params.related_words, params.related_similarity)
     found = FirstPass(query, vector=ctx.query_vector(query))
+    found.cosine_scale = getattr(ctx.embedder, "cosine_scale", (0.0, 1.0))
     rows = ctx.store.text_search_columns(ctx.space, query, wide, kinds)
     for node_id, total, text, speaker, context in rows:
         found.lexical[node_id] = total
@@ -113,7 +124,7 @@ def first_pass(
         _add_related(ctx, found, " ".join(related), wide, kinds, params.related_share)
     if found.vector is not None:
         knn = ctx.store.vector_search(ctx.space, found.vector, sum(p for _, p in groups), kinds)
-        found.cosine = dict(knn)
+        found.cosine = {i: found.common(c) for i, c in knn}
         if len(found.cosine) >= min(sum(p for _, p in groups), KNN_MAX):
             found.cosine_floor = min(found.cosine.values())
     found.kinds = ctx.store.kinds_of([*found.lexical, *found.related, *found.cosine])

@@ -39,9 +39,8 @@ def related_words(ctx: SearchContext, query: str, count: int, least: float) -> l
 
     known = ctx.store.word_vectors(ctx.space, asked)
     unseen = [w for w in asked if w not in known]
-    if unseen:  # embedded with the query, which search needs next anyway
-        ctx.prefetch([query, *unseen])
-        known.update((w, ctx.query_vector(w)) for w in unseen)
+    if unseen:  # embedded as the stored words were (not as a query: e5 tells them apart)
+        known.update(zip(unseen, ctx.embedder.embed(unseen), strict=True))
     asking = np.stack([np.asarray(known[w], dtype=np.float32) for w in asked])
     if asking.shape[1] != matrix.shape[1]:  # words embedded by another model: none usable
         return []

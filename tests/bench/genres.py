@@ -26,6 +26,8 @@ cue of the default path fires on (the baseline variant's run). --logo picks, for
 the variant best on the other two and reports it on the held-out one. --halves GENRE
 compares the variants on each half of that genre's conversations.
 
+A variant's `embedding=NAME` builds (and caches, keyed by it) its stores with that embedding
+model, e.g. `--variant e5=hybrid:embedding=multilingual-e5-small`.
 A variant asks the consolidated stores, or with `store=ingest` the same conversations'
 stores as ingest left them (before any `consolidate`): `--variant before=hybrid:store=ingest
 --variant after=hybrid --baseline before` measures what consolidation buys, paired
@@ -87,6 +89,11 @@ class Prepared:
     patches: dict[str, str]
     store: str = CONSOLIDATED  # which store of a conversation it asks (STORES)
 
+    @property
+    def where(self) -> tuple[str, str]:
+        """Which built store it asks: (store kind, embedding model that built it)."""
+        return self.store, self.cfg.embedding.model
+
 
 def prepare(cfg: Config, variants: list[Variant]) -> list[Prepared]:
     """Each variant's settings applied and checked before any work."""
@@ -97,8 +104,12 @@ def prepare(cfg: Config, variants: list[Variant]) -> list[Prepared]:
         store = settings.pop("store", CONSOLIDATED)
         if store not in STORES:
             raise SystemExit(f"variant {variant.name}: store={store}; choose from {STORES}")
+        # embedding=NAME: stores built (and cached, keyed by it) with that embedding model
+        embedding = dataclasses.replace(
+            cfg.embedding, model=settings.pop("embedding", cfg.embedding.model)
+        )
         retrieval = with_overrides(cfg.retrieval, settings, variant.strategy)
-        replaced = dataclasses.replace(cfg, retrieval=retrieval)
+        replaced = dataclasses.replace(cfg, retrieval=retrieval, embedding=embedding)
         out.append(Prepared(variant, replaced, patches, store))
     return out
 
@@ -117,17 +128,20 @@ def _row(conv: Conversation, index: int, qa: dict[str, Any], scored: dict[str, A
 
 
 def ask_conversation(
-    genre: Genre, conv: Conversation, dbs: Mapping[str, Path], prepared: list[Prepared],
-    ks: list[int], shared: dict[str, Any], probe: Probe | None = None,
+    genre: Genre, conv: Conversation, dbs: Mapping[tuple[str, str], Path],
+    prepared: list[Prepared], ks: list[int], shared: Mapping[str, dict[str, Any]],
+    probe: Probe | None = None,
 ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
-    """Every variant's rows for one conversation's built stores (store kind -> path), asked
-    question by question in turn; the probe (if any) records what fires for its variant."""
+    """Every variant's rows for one conversation's built stores ((store kind, embedding
+    model) -> path; `shared`: the models per embedding model), asked question by question
+    in turn; the probe (if any) records what fires for its variant."""
     mems: dict[str, Memory] = {}
-    stores: dict[str, Any] = {}
+    stores: dict[tuple[str, str], Any] = {}
     for p in prepared:
-        mem = Memory(_on(p.cfg, dbs[p.store]), stores.get(p.store), **shared)
+        models = shared[p.cfg.embedding.model]
+        mem = Memory(_on(p.cfg, dbs[p.where]), stores.get(p.where), **models)
         mems[p.variant.name] = mem
-        stores.setdefault(p.store, mem.store)
+        stores.setdefault(p.where, mem.store)
     rows: dict[str, list[dict[str, Any]]] = {p.variant.name: [] for p in prepared}
     try:
         for index, qa in enumerate(conv.questions):
@@ -166,7 +180,11 @@ def evaluate(
     genres: list[Genre], prepared: list[Prepared], cfg: Config, args: argparse.Namespace
 ) -> dict[str, Any]:
     """Build (or reuse) every store, ask every variant every question; the run's record."""
-    shared = shared_models(cfg)
+    # the run's settings with each variant's embedding model: what its stores are built with
+    shared = {
+        p.cfg.embedding.model: dataclasses.replace(cfg, embedding=p.cfg.embedding) for p in prepared
+    }
+    models = {name: shared_models(each) for name, each in shared.items()}
     code = code_hash()
     watched = args.baseline or prepared[0].variant.name
     probe = Probe(watched) if args.fires else None
@@ -179,25 +197,28 @@ def evaluate(
             variants[p.variant.name]["genres"][genre.name] = []
         for conv in genre.bench.conversations:
             started = time.perf_counter()
-            dbs: dict[str, Path] = {}
-            kinds = sorted({p.store for p in prepared}, key=STORES.index)
-            for kind in kinds:  # a consolidated store's build info holds its ingest's too
-                dbs[kind], built = built_store(
-                    conv, cfg, args.cache / genre.name, shared, code=code,
+            dbs: dict[tuple[str, str], Path] = {}
+            wheres = sorted({p.where for p in prepared}, key=lambda w: (STORES.index(w[0]), w))
+            for kind, model in wheres:  # a consolidated store's build info holds its ingest's
+                dbs[kind, model], built = built_store(
+                    conv, shared[model], args.cache / genre.name, models[model], code=code,
                     rebuild=args.rebuild, consolidate=kind == CONSOLIDATED,
                 )  # fmt: skip
-                if kind == kinds[0]:
+                if (kind, model) == wheres[0]:
                     builds.setdefault(genre.name, []).append(built)
             ready = time.perf_counter()
-            rows = ask_conversation(genre, conv, dbs, prepared, args.ks, shared, probe)
+            rows = ask_conversation(genre, conv, dbs, prepared, args.ks, models, probe)
             for name, got in rows.items():
                 variants[name]["genres"][genre.name].extend(got)
             _log(f"{genre.name} {conv.name}: store {ready - started:.1f} s, "
                  f"{len(conv.questions)} questions x {len(prepared)} in "
                  f"{time.perf_counter() - ready:.1f} s")  # fmt: skip
             if probe is not None:
-                db = dbs[next(p.store for p in prepared if p.variant.name == probe.variant)]
-                genre_fires.count_turns(probe, genre.name, conv.name, db, shared)
+                watch = next(p for p in prepared if p.variant.name == probe.variant)
+                db = dbs[watch.where]
+                genre_fires.count_turns(
+                    probe, genre.name, conv.name, db, models[watch.cfg.embedding.model]
+                )
     return {"code_hash": code, "builds": builds, "variants": variants,
             "fires": genre_fires.fire_counts(probe, genres) if probe else None}  # fmt: skip
 
