@@ -100,7 +100,7 @@ def test_the_agent_recipe_runs(
 
 
 def test_no_table_cell_is_an_essay() -> None:
-    for page in [REPO / "README.md", *sorted(DOCS.glob("*.md"))]:
+    for page in [REPO / "README.md", *sorted(DOCS.rglob("*.md"))]:
         for line in page.read_text(encoding="utf-8").splitlines():
             if line.startswith("|"):
                 longest = max(len(cell) for cell in re.split(r"(?<!\\)\|", line))

@@ -87,7 +87,7 @@ def test_the_size_of_the_quick_start_says_what_was_measured() -> None:
 
 
 def test_every_link_of_the_readme_and_the_docs_resolves() -> None:
-    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
     for page in pages:
         text = page.read_text(encoding="utf-8")
         for target in re.findall(r"\]\(([^)\s]+)\)", text):

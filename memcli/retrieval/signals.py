@@ -69,7 +69,7 @@ class SignalParams(ShapeParams, FirstPassParams):
     # A memory's place in each of the first pass's lists counts beside its score there: 1
     # over this offset plus its rank (0 for the first). Ranks say what the scores cannot
     # across questions, how far a memory stands from the best of its own list. Chosen leave
-    # one genre out among 1-60 (docs/benchmarks-genres.md, "Ranks beside scores").
+    # one genre out among 1-60 (docs/benchmarks/genres.md, "Ranks beside scores").
     rank_offset: int = 10
     # A node's plain similarity: its BM25 (relative to the question's best) and its cosine,
     # each weighed so (averaged by default; BM25 alone without vectors).
