@@ -15,8 +15,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from memcli.cli import app
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.paths import REPO
 
 
 class Memcli:

@@ -21,9 +21,9 @@ from tests.consolidate_helpers import config, graph_counts, ingested
 from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer
 from tests.graph_helpers import consolidated_graph
+from tests.paths import REPO
 from tests.prune_graph import build as build_prune_graph
 
-REPO = Path(__file__).resolve().parent.parent
 TWO_CONVERSATIONS = REPO / "tests" / "data" / "reliability" / "two-conversations.json"
 
 

@@ -1,0 +1,1 @@
+"""Settings: precedence, validation, `memcli config`, the token file's permissions."""

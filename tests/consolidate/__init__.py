@@ -1,0 +1,1 @@
+"""Consolidation: the stages, their rules and floors, model faults, the CLI."""

@@ -1,0 +1,1 @@
+"""The packed context: passages, derived memories, subject groups, time expressions."""

@@ -1,0 +1,1 @@
+"""`memcli eval`: metrics, noise bands, annotated chats, the three-genre bench harness."""

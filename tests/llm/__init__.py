@@ -1,0 +1,1 @@
+"""Model providers, structured output, context windows, the local embedder, a real model."""

@@ -1,0 +1,1 @@
+"""The whole tool: architecture, docs, README, packaging, CI, start-up cost, secrets in output."""

@@ -1,0 +1,1 @@
+"""Input: the readers of each format and `memcli ingest` with bad, large or secret-bearing input."""

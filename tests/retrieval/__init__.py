@@ -1,0 +1,1 @@
+"""Retrieval: the strategies, the graph, explanations, turn context and turn embeddings."""

@@ -1,0 +1,1 @@
+"""The store: schema, migrations, writes, locks, damage, read-only files, search indexes."""

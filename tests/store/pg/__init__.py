@@ -1,0 +1,1 @@
+"""The Postgres store on a real server, and the commands on it."""

@@ -1,0 +1,1 @@
+"""`memcli ui`: the pages, access rules, the server process, a real browser."""
