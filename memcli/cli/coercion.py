@@ -11,7 +11,7 @@ rule and error message stays typer's.
 This is the one place that leans on typer's parameter objects beyond its public API
 (`type_descriptor`, the `_runtime_param` slot its conversion is kept in, and that
 conversion's `coerce(value, param, ctx)`); where they are missing the parameters are left
-alone, which costs time but changes nothing (tests/test_lazy_imports.py notices).
+alone, which costs time but changes nothing (tests/project/test_lazy_imports.py notices).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Two backends implement it: SQLite (memcli.store.sqlite, one file, the default) and Postgres
 with pgvector (memcli.store.pg, one database shared by many processes on many hosts).
 `open_store(target)` picks one by the target's form. A method the rest of memcli starts to
-call belongs here first, and in both backends (tests/test_store_interface.py checks that
+call belongs here first, and in both backends (tests/store/test_store_interface.py checks that
 each backend has every method with the same parameters); one whose body would be the same
 in both is written once, in a mixin of the neutral core (memcli.store).
 

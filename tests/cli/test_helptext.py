@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+import pytest
 
 from memcli.cli.helptext import paragraphs
+from tests.cli_runner import Memcli
+from tests.reliability import write_config
 
 
 def test_prose_is_joined_and_indented_blocks_are_kept() -> None:
@@ -124,3 +129,26 @@ def _comment_above(path: str, key: str) -> str:
             break
         above.append(line)
     return "\n".join(reversed(above))
+
+
+# Help pages show value types (`<path>`, a repeatable `<str>...`), never typer's `<bool>`,
+# `<list[...]>` or `<int> ` labels.
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Memcli:
+    """memcli over tmp_path/m.db with embeddings off."""
+    write_config(tmp_path)
+    return Memcli(config=tmp_path / "memcli.yaml", db=tmp_path / "m.db")
+
+
+@pytest.mark.parametrize("command", [[], ["ask"], ["prune"], ["ingest"], ["inspect", "graph"]])
+def test_help_shows_no_bool_or_list_metavars(cli: Memcli, command: list[str]) -> None:
+    page = cli.ok(*command, "--help").stdout
+    for typer_label in ("<bool>", "<list[", "<int> "):
+        assert typer_label not in page, (command, typer_label)
+
+
+def test_help_still_shows_value_types(cli: Memcli) -> None:
+    assert "<path>" in cli.ok("--help").stdout
+    assert "<str>..." in cli.ok("prune", "--help").stdout  # a repeatable option

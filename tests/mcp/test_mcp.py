@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -285,3 +286,17 @@ def test_a_port_in_use_is_a_memcli_error_before_anything_loads(
     assert result.stderr.startswith(f"memcli: error: cannot serve on 127.0.0.1:{port}: ")
     assert "\n  fix: pass another --port" in result.stderr and "serving" not in result.stderr
     assert fake_server.requests == []  # the embedding model was never asked for
+
+
+# The MCP server introduces itself with memcli's own package version.
+
+
+def test_server_info_names_the_package_version(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    async def scenario() -> None:
+        async with served(write_config(tmp_path, fake_server)) as client:
+            info = client.server_info
+            assert (info.name, info.version) == ("memcli", version("memcli"))
+
+    asyncio.run(scenario())

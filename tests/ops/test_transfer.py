@@ -3,9 +3,12 @@ dry runs, attributes added by later migrations, and bad inputs that must lose no
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
+import math
 import sqlite3
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -210,3 +213,31 @@ def test_help_shows_examples(target: Memcli) -> None:
     for command in ("export", "import"):
         text = target.ok(command, "--help").stdout
         assert "Examples" in text and f" {command} " in text
+
+
+# A dump whose vector holds NaN or infinity is refused before anything is written: one
+# such vector would break every semantic and hybrid search of its space.
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_a_non_finite_vector_is_refused(
+    tmp_path: Path, fake_server: FakeModelServer, bad: float
+) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    source = Memcli(config=config_file(tmp_path / "a", fake_server, llm=False))
+    source.ok("ingest", EXAMPLE)
+    dump = tmp_path / "dump.jsonl"
+    source.ok("export", "--vectors", "-o", dump)
+    records = [json.loads(line) for line in dump.read_text().splitlines()]
+    node = next(r for r in records if r.get("vector"))
+    floats = list(struct.unpack(f"<{len(base64.b64decode(node['vector'])) // 4}f",
+                                base64.b64decode(node["vector"])))  # fmt: skip
+    floats[3] = bad
+    node["vector"] = base64.b64encode(struct.pack(f"<{len(floats)}f", *floats)).decode()
+    dump.write_text("".join(json.dumps(r) + "\n" for r in records))
+    target = Memcli(config=config_file(tmp_path / "b", fake_server, llm=False))
+    result = target("import", dump)
+    assert result.exit_code == 4, result.stderr
+    assert f"node {node['id']}: its vector holds NaN or infinity" in result.stderr
+    assert not (tmp_path / "b" / "memory.db").exists()

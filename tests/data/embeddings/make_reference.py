@@ -1,5 +1,5 @@
 """Make st-reference.npz: all-MiniLM-L6-v2 vectors computed by sentence-transformers (torch),
-which tests/test_local_model.py compares the ONNX path with, so the tests need no torch.
+which tests/llm/test_local_model.py compares the ONNX path with, so the tests need no torch.
 
 Run once, in a separate environment that has torch and sentence-transformers (never the
 project's own test environment), from the repository's root:
