@@ -254,7 +254,7 @@ def _cold_table(models: list[str], cache: str, runs: int) -> None:
 
 def reference(args: argparse.Namespace) -> None:
     """Write the engine's ids and vectors for the tests' sample texts to a JSON file."""
-    from tests.test_e5_embed import SAMPLES
+    from tests.llm.test_e5_embed import SAMPLES
 
     with tempfile.TemporaryDirectory() as folder:
         lib, model = engine(Path(folder))

@@ -13,9 +13,7 @@ import pytest
 
 from tests.cli_runner import Memcli
 from tests.fakeserver import FakeModelServer
-
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "chat.jsonl"
+from tests.paths import EXAMPLE
 
 
 def _configure(cli: Memcli, server: FakeModelServer, model: str) -> None:
