@@ -9,7 +9,6 @@ it was, and the next one embeds only the nodes whose text the side table lacks.
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -24,6 +23,8 @@ WORDS_KEY = "reindex.words"
 
 def digest(text: str) -> str:
     """A short fingerprint of the text a node is embedded from."""
+    import hashlib  # not at module level: every store import would pay for OpenSSL
+
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
 
