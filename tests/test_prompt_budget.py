@@ -1,6 +1,6 @@
 """A model budget per turn: a facts chunk is sized to the window and its context (older turns,
 stored facts, concepts) trimmed to what the window leaves, so each turn is asked about once;
-a reply is asked for no more facts than its tokens can carry."""
+a reply is asked for no more facts, entities or triplets than its tokens can carry."""
 
 from __future__ import annotations
 
@@ -69,10 +69,11 @@ def test_replies_are_asked_for_what_their_tokens_carry(
 ) -> None:
     fake_server.responder = ScriptedLLM()
     mem = _memory(chat_store, fake_server, max_tokens=250)
-    mem.consolidate(flush=True, stages=["segment", "gate", "facts"])
-    facts = _asked(fake_server, "facts")
-    assert facts
+    mem.consolidate(flush=True, stages=["segment", "gate", "facts", "entities"])
+    facts, entities = _asked(fake_server, "facts"), _asked(fake_server, "entities")
+    assert facts and entities
     for body, values in facts:  # (250 - 10) // 75 facts, never more than the chunk's turns
         assert body["options"]["num_predict"] == 250
         turns = len(_ID.findall(values["new_turns"]))
         assert values["max_facts"] == str(min(3, turns))
+    assert {values["max_items"] for _, values in entities} == {"3"}  # (250 - 10) // 80
