@@ -35,6 +35,19 @@ if TYPE_CHECKING:
 FAILED: Any = object()  # the reply stayed invalid: the segment waits for a later run (or,
 # after FAILED_RUNS runs, has the rules' entities alone)
 MAX_DESCRIPTION_CHARS = 400
+#: Reply tokens an entity and a triplet take together, JSON included (about 40 each with
+#: SmolLM2's tokenizer), and the reply's own brackets: the reply is asked for at most as
+#: many of each as its tokens carry, since a reply cut at its limit is thrown away whole.
+PAIR_REPLY_TOKENS = 80
+REPLY_OVERHEAD = 10
+
+
+def max_items(stage: Stage, members: Sequence[Node]) -> int:
+    """How many entities, and how many triplets, a segment's reply is asked for at most."""
+    reply = stage.reply_room()
+    if reply is None:
+        return max(1, len(members))
+    return max(1, (reply - REPLY_OVERHEAD) // PAIR_REPLY_TOKENS)
 
 
 @dataclass
@@ -153,7 +166,10 @@ def _request(stage: Stage, members: Sequence[Node]) -> list[dict[str, str]]:
     stats = stage.job.case_stats
     names = sorted({m.surface for e in members for m in mentions(e.text, stats)})
     turns = "\n".join(turn_line(e, date_hints=True) for e in members)
-    return stage.prompt("entities", turns=data_block(turns), names=", ".join(names) or "(none)")
+    return stage.prompt(
+        "entities", turns=data_block(turns), names=", ".join(names) or "(none)",
+        max_items=str(max_items(stage, members)),
+    )  # fmt: skip
 
 
 def _checked(stage: Stage, reply: EntitiesReply, members: Sequence[Node]) -> Extraction:

@@ -145,6 +145,12 @@ class Stage:
         fitted = window()
         return int(fitted.prompt_budget / fitted.ratio) - estimate(self.prompt(prompt, **empty))
 
+    def reply_room(self) -> int | None:
+        """Tokens a reply may take (the reply's share of the window); None without a model
+        that knows its window."""
+        window = getattr(getattr(self.chat, "inner", None), "window", None)
+        return None if window is None else int(window().reply)
+
     def split(
         self, kind: str, items: Sequence[T], again: Callable[[list[T]], None],
         node_id: Callable[[T], int],

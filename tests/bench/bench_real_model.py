@@ -2,7 +2,9 @@
 server and SmolLM2-135M (memcli's `openai` provider) and after `consolidate --no-llm`, the
 same retrieval on the same stores' turns; facts and reflections kept and dropped; how each
 structured request ended (first try, repaired, re-asked, invalid, cut), per stage; seconds,
-calls and tokens per stage.
+calls and tokens per stage; where the prompts' tokens go (`prompt_parts`: memcli's own
+estimate of the instructions and of each placeholder's value, summed over the requests
+asked, per stage and prompt).
 
     nice -n 5 .venv/bin/python -m tests.bench.bench_real_model LOCOMO_JSON CHATS_DIR \\
         [--sessions 2] [--chat-sessions 3] [--chat-ids 1,5] [--only locomo|chats]
@@ -147,6 +149,52 @@ def run(
     }
 
 
+class PromptParts:
+    """Estimated tokens of each part of the prompts asked (the template's own words, and
+    each placeholder's value), per stage and prompt: `Stage.prompt` and `Stage.ask` are
+    wrapped for the run (bench tooling; production code has no hook for it)."""
+
+    def __init__(self) -> None:
+        self.totals: dict[str, dict[str, int]] = {}
+        self._parts: dict[str, tuple[str, dict[str, int]]] = {}
+
+    def install(self) -> None:
+        """Wrap the stage's prompt rendering and asking."""
+        from memcli.consolidate.stage import Stage
+        from memcli.text import count_tokens
+
+        prompt, ask, parts = Stage.prompt, Stage.ask, self
+
+        def rendered(stage: Any, name: str, **values: object) -> list[dict[str, str]]:
+            messages = prompt(stage, name, **values)
+            sizes = {key: count_tokens(str(value)) for key, value in values.items()}
+            total = count_tokens(messages[0]["content"])
+            sizes["(instructions)"] = total - sum(sizes.values())
+            parts._parts[messages[0]["content"]] = (f"{stage.name}/{name}", sizes)
+            return messages
+
+        def asked(stage: Any, messages: list[dict[str, str]], model_cls: Any) -> Any:
+            found = parts._parts.get(messages[0]["content"])
+            if found is not None:
+                into = parts.totals.setdefault(found[0], {"requests": 0})
+                into["requests"] += 1
+                for key, value in found[1].items():
+                    into[key] = into.get(key, 0) + value
+            return ask(stage, messages, model_cls)
+
+        Stage.prompt = rendered  # type: ignore[method-assign]
+        Stage.ask = asked  # type: ignore[method-assign]
+
+    def take(self) -> dict[str, dict[str, int]]:
+        """The totals so far, and a fresh start."""
+        out, self.totals = self.totals, {}
+        self._parts.clear()
+        return out
+
+
+PARTS = PromptParts()
+
+
 def stage_totals(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Every stage's counters summed over the conversations."""
     out: dict[str, dict[str, float]] = {}
@@ -186,6 +234,7 @@ def main() -> None:
     args = parser.parse_args()
     # SIGTERM unwinds like Ctrl-C, so the server started below is stopped too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    PARTS.install()
     server = None
     url = args.url
     if url is None:
@@ -237,6 +286,7 @@ def _measure(args: argparse.Namespace, url: str) -> dict[str, Any]:
         bench = make()
         started = time.perf_counter()
         plain = run(bench, base, False, shared, args.keep)
+        PARTS.take()
         model = run(bench, with_llm, True, shared, args.keep, args.replay)
         out[name] = {
             "questions": plain["n"],
@@ -247,6 +297,7 @@ def _measure(args: argparse.Namespace, url: str) -> dict[str, Any]:
             "nodes_no_llm": node_totals(plain["runs"]),
             "nodes_llm": node_totals(model["runs"]),
             "stages": stage_totals(model["runs"]),
+            "prompt_parts": PARTS.take(),
             "runs": model["runs"],
             "consolidate_s": sum(r["seconds"] for r in model["runs"]),
             "wall_s": time.perf_counter() - started,
