@@ -162,6 +162,12 @@ def test_the_store_backends_stand_side_by_side_on_the_core() -> None:
     assert crossings == set()
 
 
+def test_the_top_level_holds_few_modules() -> None:
+    """Loose modules go where their users are: memcli/ keeps at most 12 beside its packages."""
+    loose = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(loose) <= 12, loose
+
+
 def test_no_module_is_too_long() -> None:
     lengths = {
         name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in MODULES.items()

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 
-from memcli.doctor_vectors import sampled_turns, vector_kinds
+from memcli.doctor.vectors import sampled_turns, vector_kinds
 from memcli.errors import DatabaseError, MemcliError, ModelOutputInvalid, damaged_store
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def check_embedder(
 
 
 _REINDEX_FIX = "run `memcli reindex` to embed every turn again as ingest does now"
-# What the stored vectors of the turns of each kind are (memcli.doctor_vectors.vector_kinds).
+# What the stored vectors of the turns of each kind are (memcli.doctor.vectors.vector_kinds).
 _STALE = (
     ("plain", "have vectors of the turn alone, made before memcli embedded a turn with the "
               "turn before it: semantic search ranks them lower than it would"),
