@@ -105,3 +105,10 @@ def test_no_table_cell_is_an_essay() -> None:
             if line.startswith("|"):
                 longest = max(len(cell) for cell in re.split(r"(?<!\\)\|", line))
                 assert longest <= LONGEST_CELL, (page.name, line[:80])
+
+
+def test_the_index_links_every_page() -> None:
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\(([^)#]+\.md)", index))
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")} - {"index.md"}
+    assert pages - linked == set()
