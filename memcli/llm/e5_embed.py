@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from memcli.errors import ConfigError
 from memcli.llm.model_files import cache_root, file_sha256
-from memcli.llm.onnx_embed import OnnxEmbedder
+from memcli.llm.onnx_embed import OnnxEmbedder, graph_unwritable
 
 if TYPE_CHECKING:
     from memcli.config import EmbeddingConfig
@@ -89,10 +89,7 @@ class E5Embedder(OnnxEmbedder):
             final = root / "onnx" / graph_key(checksum, described, "mean")
             graph = publish_graph(final, lambda folder: write_e5_graph(source, folder))
         except OSError as exc:
-            raise ConfigError(
-                f"cannot write the embedding model's graph under {root} ({exc})",
-                fix="set embedding.cache_dir to a writable directory",
-            ) from None
+            raise graph_unwritable(root, exc) from None
         return str(graph)
 
     def _read_tokenizer(self) -> Any:

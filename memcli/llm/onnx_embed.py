@@ -66,10 +66,7 @@ class OnnxEmbedder(BaseEmbedder):
         except (SafetensorError, ValueError, KeyError) as exc:
             raise _unusable(files, f"its weights do not fit a BERT graph ({exc})") from None
         except OSError as exc:
-            raise ConfigError(
-                f"cannot write the embedding model's graph under {root} ({exc})",
-                fix="set embedding.cache_dir to a writable directory",
-            ) from None
+            raise graph_unwritable(root, exc) from None
         return str(graph)
 
     def _read_tokenizer(self) -> Any:
@@ -141,6 +138,14 @@ def _batches(pieces: list[list[int]], most: int) -> list[list[int]]:
         else:
             groups.append([i])
     return groups
+
+
+def graph_unwritable(root: Any, exc: OSError) -> ConfigError:
+    """The error for a model graph that cannot be written under the cache directory."""
+    return ConfigError(
+        f"cannot write the embedding model's graph under {root} ({exc})",
+        fix="set embedding.cache_dir to a writable directory",
+    )
 
 
 def _unusable(files: ModelFiles, reason: str) -> ConfigError:
