@@ -291,6 +291,9 @@ def _digests(sc: dict[str, Any], count: int) -> list[list[float]]:
 
 def dump(args: argparse.Namespace) -> dict[str, Any]:
     cfg = Config()
+    if args.embedding:
+        embedding = dataclasses.replace(cfg.embedding, model=args.embedding)
+        cfg = dataclasses.replace(cfg, embedding=embedding)
     shared = shared_models(cfg)
     out: list[dict[str, Any]] = []
     for name in args.genres.split(","):
@@ -324,6 +327,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--genres", default=",".join(GENRES))
     parser.add_argument("--cache", type=Path, default=CACHE)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--embedding", default="", help="stores built with this model")
     parser.add_argument("--segments", type=int, default=5)
     parser.add_argument("--concepts", type=int, default=3)
     parser.add_argument("--entities", type=int, default=3)

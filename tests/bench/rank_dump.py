@@ -2,7 +2,7 @@
 
     nice -n 5 .venv/bin/python -m tests.bench.rank_dump --out .bench/pools.npz \
         [--genres locomo,beam,realtalk] [--cache DIR] [--pagerank] [--extra]
-        [--tune candidates=150,...]
+        [--tune candidates=150,...] [--embedding multilingual-e5-small]
 
 For each question of the three dev genres (tests/bench/genres.py: the same data, the same
 cached stores), the default's first pass and candidate pool (memcli.retrieval.firstpass,
@@ -90,6 +90,10 @@ def _pagerank(ctx: SearchContext, found: Relevance, ids: list[int]) -> list[floa
 def dump(args: argparse.Namespace) -> dict[str, Any]:
     """Every question of the chosen genres: its pool and its gold."""
     cfg = Config()
+    if args.embedding:
+        cfg = dataclasses.replace(
+            cfg, embedding=dataclasses.replace(cfg.embedding, model=args.embedding)
+        )
     if args.tune:
         from memcli.eval.variants import with_overrides
 
@@ -155,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pagerank", action="store_true")
     parser.add_argument("--extra", action="store_true", help="tests/bench/rank_extra.py too")
     parser.add_argument("--tune", default="", help="hybrid's parameters: name=value,...")
+    parser.add_argument("--embedding", default="", help="stores built with this model")
 
     args = parser.parse_args(argv)
     save(dump(args), args.out)

@@ -12,8 +12,11 @@ standardised signals. The loss is convex with one unknown per signal, so Newton'
 genre's questions): each genre counts alike, as in the macro mean the default is judged
 by. `--ascent` then refines w by coordinate ascent on recall@k itself (Metzler and Croft's
 method for linear rankers), for comparison: it gains in sample and loses out of genre.
-`--ablate` leaves each signal out in turn, fits again and reports the held-out genres'
-recall against the fit with every signal, with bands.
+`--against OTHER.npz` takes the base column (the weights in code) from other pools of the
+same questions, e.g. stores built with another embedding model, so a refit on one model's
+pools is judged against the default on the other's. `--ablate` leaves each signal out in
+turn, fits again and reports the held-out genres' recall against the fit with every signal,
+with bands.
 
 Reported, recall@k per genre: the weights in code (each signal's declared weight,
 memcli.retrieval.signals.SIGNALS), the fit on all three genres (in sample) and, for each
@@ -169,6 +172,11 @@ def report(qs: list[Question], args: argparse.Namespace) -> list[str]:
     k, genres = args.at, list(dict.fromkeys(q.genre for q in qs))
     coded = np.array([SIGNALS[s].weight if s in SIGNALS else 0.0 for s in args.signals])
     base, w_all = per_genre(qs, coded, k), fit(qs)
+    if args.against:
+        other = questions(args.against, args.signals)
+        if [(q.genre, q.gold) for q in other] != [(q.genre, q.gold) for q in qs]:
+            raise SystemExit(f"{args.against} holds other questions than {args.pools}")
+        base = per_genre(other, coded, k)
     inside = per_genre(qs, w_all, k)
     lines = ["| genre | weights in code | fitted on all | Δ | fitted on the others | Δ |",
              "|---|---|---|---|---|---|"]  # fmt: skip
@@ -241,6 +249,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--at", type=int, default=10)
     parser.add_argument("--ascent", action="store_true")
     parser.add_argument("--ablate", action="store_true", help="each signal left out, LOGO")
+    parser.add_argument("--against", type=Path, help="pools whose weights in code are the base")
     args = parser.parse_args(argv)
     args.signals = [s for s in args.signals.split(",") if s]
     print("\n".join(report(questions(args.pools, args.signals), args)))
