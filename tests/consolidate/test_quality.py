@@ -61,9 +61,9 @@ def test_a_short_quote_is_not_a_copy() -> None:
 def _weak(body: dict[str, Any]) -> str:
     """Facts a weak model writes for the first turn of each chunk; the rest valid."""
     request = read(body)
-    if request.task != "facts":
+    if request.task != "extract":
         return consolidation_reply(body)
-    node, _, speaker, text, _ = _TURN.findall(request.values["new_turns"])[0]
+    node, _, speaker, text, _ = _TURN.findall(request.values["turns"])[0]
     claims = [
         "...",  # the prompt's example, copied
         f"{speaker}: {text}",  # the turn, copied
@@ -82,12 +82,17 @@ def test_consolidation_stores_only_the_facts_that_pass(
     mem = opened(chat_store, fake_server)
     report = mem.consolidate(flush=True)
     facts = report.stage("facts")
-    chunks = facts.items
-    assert chunks > 0 and facts.failures == 0
-    for reason in ("dropped_empty", "dropped_verbatim", "dropped_ungrounded", "dropped_duplicate"):
-        assert facts.extra[reason] == chunks, reason
+    assert facts.items > 0 and facts.failures == 0
+    # A reply is asked for no more facts than its turns: the claims past them are not read.
+    asked = [read(r.body) for r in fake_server.requests_to("/api/chat")]
+    sizes = [len(_TURN.findall(a.values["turns"])) for a in asked if a.task == "extract"]
+    assert len(sizes) == facts.items and max(sizes) >= 5
+    reasons = ("dropped_empty", "dropped_verbatim", "dropped_ungrounded", None, "dropped_duplicate")
+    for n, reason in enumerate(reasons):
+        if reason is not None:
+            assert facts.extra[reason] == sum(size > n for size in sizes), reason
     stored = [n.text for n in mem.store.iter_nodes("default", "fact")]
-    assert len(stored) == facts.nodes == chunks
+    assert len(stored) == facts.nodes == sum(size > 3 for size in sizes)
     assert all(" spoke in turn " in text and not text.endswith(" too") for text in stored)
 
 
