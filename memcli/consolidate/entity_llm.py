@@ -25,7 +25,7 @@ from memcli.consolidate.grounding import Said, is_name
 from memcli.consolidate.lines import turn_line
 from memcli.consolidate.names import Found
 from memcli.consolidate.schemas import ExtractReply
-from memcli.consolidate.stage import Unfit, halves
+from memcli.consolidate.stage import Unfit, halves, parallel
 from memcli.dates import partial_date
 from memcli.models import Edge, Node
 from memcli.text import canonical_key, one_line
@@ -201,7 +201,9 @@ def extract(
     asked = [i for i, (seg, _) in enumerate(units) if seg.props.get("gate") != "skip"]
     stage.count("gated", len(units) - len(asked))
     parts = [(i, part) for i in asked for part in asking.groups(stage, _kept(units[i][1], kept))]
-    replies = stage.ask_many([asking.request(stage, part) for _, part in parts])
+    replies = parallel(
+        lambda part: _asked(stage, part), [p for _, p in parts], stage.job.concurrency
+    )
     out: list[Any] = [None] * len(units)
     for i, _ in parts:
         out[i] = Extraction()
@@ -215,6 +217,13 @@ def extract(
             out[i].notes += got.notes
             out[i].triplets += got.triplets
     return out
+
+
+def _asked(stage: Stage, turns: Sequence[Node]) -> ExtractReply | Unfit | None:
+    try:
+        return asking.ask(stage, turns)
+    except Unfit as unfit:
+        return unfit
 
 
 def _kept(members: Sequence[Node], kept: Callable[[Node], bool]) -> list[Node]:
@@ -234,11 +243,7 @@ def _fitted(stage: Stage, members: Sequence[Node], reply: ExtractReply | Unfit |
         return None
     merged = Extraction()
     for part in halves(members):
-        try:
-            asked: ExtractReply | Unfit | None = stage.ask(*asking.request(stage, part))
-        except Unfit as unfit:
-            asked = unfit
-        got = _fitted(stage, part, asked)
+        got = _fitted(stage, part, _asked(stage, part))
         if got is FAILED:
             return FAILED
         if got is not None:

@@ -8,9 +8,10 @@ cache: the instructions and the turns are sent to the model once, not once per s
 cache miss (a resumed run after new turns changed the gate's common words, say) only costs
 the request again.
 
-The reply's lists are capped to what its tokens carry (`maxItems` in the schema, enforced
-by a server that constrains decoding to it), since a reply cut at its limit is thrown
-away whole.
+The reply's lists are capped to what its tokens carry and its texts bounded (`maxItems`,
+`maxLength` in the schema, enforced by a server that constrains decoding to it), since a
+reply cut at its limit is thrown away whole; the turn ids it may cite are those shown
+(`enum`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 from memcli.consolidate.buffer import session_order, turn_tokens
 from memcli.consolidate.lines import turn_line
 from memcli.consolidate.schemas import ExtractReply, extract_reply
+from memcli.consolidate.stage import Unfit
 from memcli.models import Node
 from memcli.prompting import data_block
 from memcli.text import count_tokens
@@ -28,11 +30,12 @@ from memcli.text import count_tokens
 if TYPE_CHECKING:
     from memcli.consolidate.stage import Stage
 
-#: Reply tokens one item takes, JSON included (SmolLM2's tokenizer: about 55 for a dated
-#: fact with its concepts, 35 for an entity, 40 for a triplet), the share of the reply's
-#: tokens each list may take, and the reply's own brackets and keys.
+#: Reply tokens one item takes, JSON included (SmolLM2's tokenizer, with the lengths the
+#: schema allows: about 55 for a dated fact with its concepts, 45 for an entity, 40 for a
+#: triplet), the share of the reply's tokens each list may take, and the reply's own
+#: brackets and keys.
 FACT_REPLY_TOKENS = 55
-ENTITY_REPLY_TOKENS = 35
+ENTITY_REPLY_TOKENS = 45
 TRIPLET_REPLY_TOKENS = 40
 SHARES = (0.5, 0.3, 0.2)
 REPLY_OVERHEAD = 10
@@ -81,7 +84,23 @@ def request(stage: Stage, turns: Sequence[Node]) -> tuple[list[dict[str, str]], 
         "extract", turns=data_block(lines), max_facts=str(facts),
         max_entities=str(entities), max_triplets=str(triplets),
     )  # fmt: skip
-    return messages, extract_reply(facts, entities, triplets)
+    return messages, extract_reply(facts, entities, triplets, tuple(t.node_id for t in turns))
+
+
+def ask(stage: Stage, turns: Sequence[Node]) -> ExtractReply | None:
+    """The checked reply about `turns` (None: it stayed invalid, counted). Unfit when the
+    prompt or its reply does not fit the model; remembered for the run, so the other
+    stage splits the same turns at once rather than paying for the same cut reply (a cut
+    reply is never cached)."""
+    messages, model = request(stage, turns)
+    prompt = messages[0]["content"]
+    if prompt in stage.job.unfit_prompts:
+        raise Unfit("did not fit the model earlier in this run")
+    try:
+        return stage.ask(messages, model)
+    except Unfit:
+        stage.job.unfit_prompts.add(prompt)
+        raise
 
 
 def line_tokens(turn: Node) -> int:

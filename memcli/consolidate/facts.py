@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memcli.consolidate.concepts import concept_ids, mentions, prepare_labels
-from memcli.consolidate.extract import chunks, groups, request
+from memcli.consolidate.extract import ask, chunks, groups
 from memcli.consolidate.lines import turn_line
 from memcli.consolidate.nearest import mean_vector, similar
 from memcli.consolidate.quality import Sieve
@@ -158,7 +158,7 @@ def unit(stage: Stage, chunk: Sequence[Node]) -> None:
     """Extract and store the facts and concepts of one group of turns; a group too large
     for the model (prompt or reply) is split in halves, a single turn given up."""
     try:
-        reply = stage.ask(*request(stage, chunk))
+        reply = ask(stage, chunk)
     except Unfit:
         stage.split("facts", chunk, lambda part: unit(stage, part), lambda n: n.id)
         return

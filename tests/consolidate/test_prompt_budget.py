@@ -62,10 +62,11 @@ def test_replies_are_asked_for_what_their_tokens_carry(
     mem.consolidate(flush=True, stages=["segment", "gate", "facts", "entities"])
     asked = _asked(fake_server, "extract")
     assert asked
-    for body, values in asked:  # 240 tokens: half for facts (55 each), 0.3 and 0.2 for the rest
+    # 240 tokens: half for facts (55 each), 0.3 for entities (45), 0.2 for triplets (40)
+    for body, values in asked:
         assert body["options"]["num_predict"] == 250
         turns = len(_ID.findall(values["turns"]))
-        wanted = {"facts": min(2, turns), "entities": 2, "triplets": 1}
+        wanted = {"facts": min(2, turns), "entities": 1, "triplets": 1}
         assert {k: values[f"max_{k}"] for k in wanted} == {k: str(v) for k, v in wanted.items()}
         schema = schema_of(body) or {}
         assert {k: schema["properties"][k]["maxItems"] for k in wanted} == wanted
