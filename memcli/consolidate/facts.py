@@ -23,7 +23,7 @@ from memcli.consolidate.concepts import concept_ids, mentions, prepare_labels
 from memcli.consolidate.extract import ask, chunks, groups
 from memcli.consolidate.lines import turn_line
 from memcli.consolidate.nearest import mean_vector, similar
-from memcli.consolidate.quality import Sieve
+from memcli.consolidate.quality import Sieve, personal
 from memcli.consolidate.schemas import ExtractReply
 from memcli.consolidate.stage import Stage, Unfit
 from memcli.dates import first_day, partial_date
@@ -80,6 +80,9 @@ def _plan(stage: Stage, reply: ExtractReply, chunk: Sequence[Node], known: list[
         text = one_line(item.text)
         if not sources or not text:
             stage.count("unsupported_facts", 1)
+            continue
+        if personal(text):  # "I", "you": not self-contained, most often a turn said again
+            stage.count("dropped_personal", 1)
             continue
         # Turn lines carry the speaker, the date and the dates relative words meant.
         dropped = sieve.reason(text, [turn_line(by_id[i], date_hints=True) for i in sources])
