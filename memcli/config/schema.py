@@ -122,7 +122,7 @@ class ConsolidationConfig:
     keywords: Amount = 5  # keywords kept per segment
     link_top_k: Count = 5  # similar older segments shown to the topic-link judge
     link_threshold: Share = 0.6  # RELATED edge when the judge's confidence reaches this (τ)
-    link_min_similarity: Share = 0.6  # older segments less alike are not shown to the judge
+    link_min_similarity: Share = 0.7  # older segments less alike are not shown to the judge
     similar_context_k: Amount = 5  # older episodes / facts / reflections given as prompt context
     reflect_batch: Count = 20  # new facts per reflection prompt
     concepts_per_segment: Amount = 3  # keyword concepts chosen per segment without an LLM

@@ -28,9 +28,13 @@ from memcli.consolidate.schemas import ExtractReply
 from memcli.consolidate.stage import Stage, Unfit
 from memcli.dates import first_day, partial_date
 from memcli.models import Edge, Node
-from memcli.text import one_line
+from memcli.text import one_line, words
 
 __all__ = ["chunks", "fact_key", "run", "unit"]
+
+#: Words a claim takes at least (someone, a verb, what): a shorter "fact" (a bare name) says
+#: nothing, and merged with its twins it came to cite a dozen turns, each ranked with it.
+MIN_CLAIM_WORDS = 3
 
 
 @dataclass
@@ -83,6 +87,9 @@ def _plan(stage: Stage, reply: ExtractReply, chunk: Sequence[Node], known: list[
             continue
         if personal(text):  # "I", "you": not self-contained, most often a turn said again
             stage.count("dropped_personal", 1)
+            continue
+        if len(words(text)) < MIN_CLAIM_WORDS:  # "Gina": a name, no claim about it
+            stage.count("dropped_no_claim", 1)
             continue
         # Turn lines carry the speaker, the date and the dates relative words meant.
         dropped = sieve.reason(text, [turn_line(by_id[i], date_hints=True) for i in sources])
