@@ -27,7 +27,7 @@ def load(name: str, prompts_dir: str | None = None) -> str:
             raise ConfigError(
                 f"prompts_dir {prompts_dir} is not a directory",
                 fix="point prompts_dir at a directory of prompt files named as in memcli's "
-                "prompts/ (answer.md, facts.md …), or set it to null",
+                "prompts/ (answer.md, extract.md …), or set it to null",
             )
         override = folder / f"{name}.md"
         if override.is_file():

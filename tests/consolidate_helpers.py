@@ -44,8 +44,10 @@ def settings(
         if llm
         else {"provider": "none"}
     )
-    if consolidation:
-        data["consolidation"] = consolidation
+    # The fixtures' segments are a few short turns and their fake vectors alike at random:
+    # every segment is summarized and linked by the model unless a test says otherwise.
+    data["consolidation"] = {"summary_llm_min_words": 0, "link_min_similarity": 0.0}
+    data["consolidation"].update(consolidation)
     return data
 
 

@@ -31,9 +31,8 @@ TASKS = {
     frozenset({"boundaries"}): "boundaries",
     frozenset({"summary", "keywords"}): "summarize",
     frozenset({"links"}): "relate",
-    frozenset({"facts", "concepts"}): "facts",
+    frozenset({"facts", "entities", "triplets"}): "extract",
     frozenset({"reflections"}): "reflect",
-    frozenset({"entities", "triplets"}): "entities",
     frozenset({"judgements"}): "supersede",
     frozenset({"answer", "citations"}): "answer",
     frozenset({"key_facts", "correct"}): "judge",
@@ -156,8 +155,8 @@ def _summary(values: dict[str, str]) -> dict[str, Any]:
 
 
 def _facts(values: dict[str, str]) -> dict[str, Any]:
-    facts, concepts = [], []
-    for node_id, line in lines_with_ids(values["new_turns"]):
+    facts = []
+    for node_id, line in lines_with_ids(values["turns"]):
         words = _WORDS.findall(line.lower())
         label = words[-1] if words else "chat"
         # A restatement, not a copy: memcli drops facts that repeat a turn word for word.
@@ -169,8 +168,7 @@ def _facts(values: dict[str, str]) -> dict[str, Any]:
             "sources": [node_id],
         }
         facts.append({**fact, "concepts": [label], "date": None})
-        concepts.append({"label": label, "episodes": [node_id]})
-    return {"facts": facts, "concepts": concepts}
+    return {"facts": facts}
 
 
 def _reflections(values: dict[str, str]) -> dict[str, Any]:
@@ -234,9 +232,8 @@ _VALID = {
     "boundaries": lambda values: {"boundaries": []},
     "summarize": _summary,
     "relate": _links,
-    "facts": _facts,
+    "extract": lambda values: {**_facts(values), **_entities(values)},
     "reflect": _reflections,
-    "entities": _entities,
     "supersede": _supersede,
     "answer": lambda values: _NOT_SAID,
     "judge": lambda values: _WRONG,
@@ -255,7 +252,7 @@ def consolidation_reply(body: dict[str, Any]) -> str:
 TOPICS = ("woodturning", "allotment", "marathon", "canoe")
 
 
-_SCRIPTED = ("boundaries", "summarize", "relate", "facts", "reflect", "entities", "supersede")
+_SCRIPTED = ("boundaries", "summarize", "relate", "extract", "reflect", "supersede")
 
 
 class ScriptedLLM:
@@ -310,10 +307,12 @@ class ScriptedLLM:
             links.append({"id": "sg999", "label": "support", "confidence": 1.0})
         return {"links": links}
 
+    def extract(self, values: dict[str, str]) -> dict[str, Any]:
+        return {**self.facts(values), **self.entities(values)}
+
     def facts(self, values: dict[str, str]) -> dict[str, Any]:
         facts: list[dict[str, Any]] = []
-        concepts: dict[str, list[str]] = {}
-        for n, (ep, _, speaker, text, dates) in enumerate(_TURN.findall(values["new_turns"])):
+        for n, (ep, _, speaker, text, dates) in enumerate(_TURN.findall(values["turns"])):
             topic = next((t for t in self.topics if t in text.lower()), None)
             if topic is None:
                 continue
@@ -329,13 +328,9 @@ class ScriptedLLM:
                     "date": date.group(1) if date else None,
                 }
             )
-            concepts.setdefault(label, []).append(ep)
         if self.invent_ids:
-            facts.append({"text": "An invented claim.", "belief": 1.0, "sources": ["ep424242"]})
-        return {
-            "facts": facts,
-            "concepts": [{"label": k, "episodes": v} for k, v in concepts.items()],
-        }
+            facts.insert(0, {"text": "An invented claim.", "belief": 1.0, "sources": ["ep424242"]})
+        return {"facts": facts}
 
     def entities(self, values: dict[str, str]) -> dict[str, Any]:
         reply = _entities(values)

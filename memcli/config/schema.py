@@ -113,14 +113,16 @@ REMOVED_RETRIEVAL_KEYS = frozenset(
 @settings(_RULES)
 class ConsolidationConfig:
     buffer_tokens: Count = 2048  # an open session buffer is segmented once it passes this
-    chunk_tokens: Count = 500  # new episodes per fact-extraction prompt
+    chunk_tokens: Count = 500  # turns' tokens per extraction prompt (at most)
     segment_min_turns: Count = 3  # no topic segment shorter than this (unless a buffer is)
     boundary_window: Count = 3  # turns on each side of a gap compared by the similarity rule
     boundary_min_depth: Share = 0.15  # smallest similarity dip that counts as a topic change
     summary_words: Count = 60  # length of an extractive segment summary
+    summary_llm_min_words: Amount = 120  # a shorter segment keeps its extractive summary
     keywords: Amount = 5  # keywords kept per segment
     link_top_k: Count = 5  # similar older segments shown to the topic-link judge
     link_threshold: Share = 0.6  # RELATED edge when the judge's confidence reaches this (τ)
+    link_min_similarity: Share = 0.7  # older segments less alike are not shown to the judge
     similar_context_k: Amount = 5  # older episodes / facts / reflections given as prompt context
     reflect_batch: Count = 20  # new facts per reflection prompt
     concepts_per_segment: Amount = 3  # keyword concepts chosen per segment without an LLM

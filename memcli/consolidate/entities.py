@@ -7,7 +7,8 @@ Unit of work: one topic segment, committed with its `processed` mark.
    written right after a name (a version, an amount) is kept on that edge.
 2. With an LLM, for a segment the gate kept (`gate`): the entities' descriptions and the
    segment's (subject, predicate, object) triplets, each citing its turns
-   (`entity_llm`). Triplets become RELATION edges between entities, carrying predicate and
+   (`entity_llm`), from the replies the `facts` stage was given for the same turns.
+   Triplets become RELATION edges between entities, carrying predicate and
    source turns; descriptions are kept on the entity and embedded with its name.
 3. New facts get MENTIONS edges to the entities they name.
 4. New entities are merged into their twins (`entity_index`): the edges move to the entity
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memcli.consolidate import entity_llm
+from memcli.consolidate import entity_llm, gate
 from memcli.consolidate.entity_index import EntityRecord
 from memcli.consolidate.entity_merge import merge_new, refresh_profiles
 from memcli.consolidate.names import Found, mentions
@@ -136,6 +137,7 @@ def run(stage: Stage) -> None:
     members = job.segment_members(todo)
     if stage.chat is None:  # every new name embedded in one go
         job.prefetch(_new_names(job, found_in(job, [e for m in members.values() for e in m])))
+    kept = gate.keeper(job) if stage.chat is not None else (lambda turn: True)
     job.progress.start("finding entities", len(todo))
     batch_size = max(1, job.concurrency) * 2
     for start in range(0, len(todo), batch_size):
@@ -145,7 +147,7 @@ def run(stage: Stage) -> None:
         if not batch:
             stage.report.reason = "stopped by --limit"
             break
-        extractions = entity_llm.extract(stage, [(segments[s], members[s]) for s in batch])
+        extractions = entity_llm.extract(stage, [(segments[s], members[s]) for s in batch], kept)
         for sid, extraction in zip(batch, extractions, strict=True):
             if extraction is entity_llm.FAILED:  # counted; pending for a later run ...
                 if not stage.failed("entities", [sid], give_up=False):

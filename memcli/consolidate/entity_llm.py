@@ -1,5 +1,7 @@
 """Entity descriptions and triplets of one segment from the LLM (MemORAI), through the
-validated structured-output path (prompts/entities.md, `EntitiesReply`).
+validated structured-output path: the requests the `facts` stage asked about the segment's
+turns the gate kept (prompts/extract.md, `memcli.consolidate.extract`), answered again from
+the reply cache.
 
 Every entity note and triplet must cite turns of the segment; ids the prompt never showed
 are dropped (and counted), and a note or triplet left without a turn is dropped too
@@ -14,18 +16,18 @@ each cited turn to the subject.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memcli.consolidate import extract as asking
 from memcli.consolidate.grounding import Said, is_name
 from memcli.consolidate.lines import turn_line
-from memcli.consolidate.names import Found, mentions
-from memcli.consolidate.schemas import EntitiesReply
-from memcli.consolidate.stage import Unfit, halves
+from memcli.consolidate.names import Found
+from memcli.consolidate.schemas import ExtractReply
+from memcli.consolidate.stage import Unfit, halves, parallel
 from memcli.dates import partial_date
 from memcli.models import Edge, Node
-from memcli.prompting import data_block
 from memcli.text import canonical_key, one_line
 
 if TYPE_CHECKING:
@@ -35,19 +37,6 @@ if TYPE_CHECKING:
 FAILED: Any = object()  # the reply stayed invalid: the segment waits for a later run (or,
 # after FAILED_RUNS runs, has the rules' entities alone)
 MAX_DESCRIPTION_CHARS = 400
-#: Reply tokens an entity and a triplet take together, JSON included (about 40 each with
-#: SmolLM2's tokenizer), and the reply's own brackets: the reply is asked for at most as
-#: many of each as its tokens carry, since a reply cut at its limit is thrown away whole.
-PAIR_REPLY_TOKENS = 80
-REPLY_OVERHEAD = 10
-
-
-def max_items(stage: Stage, members: Sequence[Node]) -> int:
-    """How many entities, and how many triplets, a segment's reply is asked for at most."""
-    reply = stage.reply_room()
-    if reply is None:
-        return max(1, len(members))
-    return max(1, (reply - REPLY_OVERHEAD) // PAIR_REPLY_TOKENS)
 
 
 @dataclass
@@ -162,17 +151,7 @@ def _relations(stage: Stage, ids: dict[str, int], triplets: Sequence[_Triplet]) 
     return edges
 
 
-def _request(stage: Stage, members: Sequence[Node]) -> list[dict[str, str]]:
-    stats = stage.job.case_stats
-    names = sorted({m.surface for e in members for m in mentions(e.text, stats)})
-    turns = "\n".join(turn_line(e, date_hints=True) for e in members)
-    return stage.prompt(
-        "entities", turns=data_block(turns), names=", ".join(names) or "(none)",
-        max_items=str(max_items(stage, members)),
-    )  # fmt: skip
-
-
-def _checked(stage: Stage, reply: EntitiesReply, members: Sequence[Node]) -> Extraction:
+def _checked(stage: Stage, reply: ExtractReply, members: Sequence[Node]) -> Extraction:
     """The reply with invented turn ids dropped, unsupported items counted, and names the
     cited turns do not say dropped (`ungrounded`: memcli.consolidate.grounding)."""
     allowed = {e.node_id: e.id for e in members}
@@ -211,21 +190,47 @@ def _grounded(subject: str, obj: str, lines: Sequence[str]) -> bool:
     return is_value(obj) or (is_name(obj) and said.holds(obj))
 
 
-def extract(stage: Stage, units: Sequence[tuple[Node, Sequence[Node]]]) -> list[Any]:
+def extract(
+    stage: Stage, units: Sequence[tuple[Node, Sequence[Node]]], kept: Callable[[Node], bool]
+) -> list[Any]:
     """Per (segment, turns): an Extraction, None (no LLM, or the gate skipped the segment)
-    or FAILED (the reply stayed invalid; counted)."""
+    or FAILED (a reply stayed invalid; counted). Only the turns `kept` (by the gate) are
+    asked about, in the groups the `facts` stage asked."""
     if stage.chat is None:
         return [None] * len(units)
     asked = [i for i, (seg, _) in enumerate(units) if seg.props.get("gate") != "skip"]
     stage.count("gated", len(units) - len(asked))
-    replies = stage.ask_many([(_request(stage, units[i][1]), EntitiesReply) for i in asked])
+    parts = [(i, part) for i in asked for part in asking.groups(stage, _kept(units[i][1], kept))]
+    replies = parallel(
+        lambda part: _asked(stage, part), [p for _, p in parts], stage.job.concurrency
+    )
     out: list[Any] = [None] * len(units)
-    for i, reply in zip(asked, replies, strict=True):
-        out[i] = _fitted(stage, units[i][1], reply)
+    for i, _ in parts:
+        out[i] = Extraction()
+    for (i, part), reply in zip(parts, replies, strict=True):
+        if out[i] is FAILED:
+            continue
+        got = _fitted(stage, part, reply)
+        if got is FAILED:
+            out[i] = FAILED
+        elif got is not None:
+            out[i].notes += got.notes
+            out[i].triplets += got.triplets
     return out
 
 
-def _fitted(stage: Stage, members: Sequence[Node], reply: EntitiesReply | Unfit | None) -> Any:
+def _asked(stage: Stage, turns: Sequence[Node]) -> ExtractReply | Unfit | None:
+    try:
+        return asking.ask(stage, turns)
+    except Unfit as unfit:
+        return unfit
+
+
+def _kept(members: Sequence[Node], kept: Callable[[Node], bool]) -> list[Node]:
+    return [m for m in members if kept(m)]
+
+
+def _fitted(stage: Stage, members: Sequence[Node], reply: ExtractReply | Unfit | None) -> Any:
     """The Extraction of a reply; for turns too many for the model (Unfit), the merged
     extractions of their halves, asked in turn (a single turn that still does not fit is
     left to the rules: None). FAILED when a reply stayed invalid."""
@@ -238,11 +243,7 @@ def _fitted(stage: Stage, members: Sequence[Node], reply: EntitiesReply | Unfit 
         return None
     merged = Extraction()
     for part in halves(members):
-        try:
-            asked: EntitiesReply | Unfit | None = stage.ask(_request(stage, part), EntitiesReply)
-        except Unfit as unfit:
-            asked = unfit
-        got = _fitted(stage, part, asked)
+        got = _fitted(stage, part, _asked(stage, part))
         if got is FAILED:
             return FAILED
         if got is not None:

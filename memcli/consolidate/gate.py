@@ -5,21 +5,21 @@ extracting. A turn does when it names something other than a participant (`names
 a number, amount or date, or says at least `gate_min_words` informative words: words the
 space does not use in more than `gate_common_share` of its turns (greetings, thanks and
 filler are made of the words every conversation repeats). Turns that do not are marked
-done for the `facts` stage (no fact-extraction prompt carries them); a segment none of
-whose turns does is skipped, and `entities` asks the LLM nothing about it (its rule pass
-still runs). Skipped turns stay searchable as episodes.
+done for the `facts` stage, and no extraction prompt (prompts/extract.md, asked by `facts`
+and read again by `entities`) carries them; a segment none of whose turns does is skipped,
+and `entities` asks the LLM nothing about it (its rule pass still runs). Skipped turns stay
+searchable as episodes.
 
 Each decision is kept on the segment (`gate`: keep | skip); the run records segments kept
 and skipped, turns skipped, and an estimate of the prompt tokens saved: the tokens of the
-skipped turns as the extraction prompts (facts; entities too for a skipped segment) would
-have carried them.
+skipped turns as the extraction prompt would have carried them.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memcli.consolidate.lines import turn_line
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from memcli.consolidate.job import Job
     from memcli.consolidate.stage import Stage
 
-EXTRACTION_PROMPTS = 2  # facts and entities each carry a kept turn
 MIN_COMMON_DF = 3  # in a small space, a word must be in this many turns to be common
 _NUMBER = re.compile(r"\d")
 
@@ -59,6 +58,14 @@ def memorable(job: Job, turn: Node, common: frozenset[str]) -> bool:
     return len(informative - common) >= job.cfg.gate_min_words
 
 
+def keeper(job: Job) -> Callable[[Node], bool]:
+    """Whether the gate keeps a turn for extraction (every turn when the gate is off)."""
+    if not job.cfg.gate:
+        return lambda turn: True
+    common = common_words(job)
+    return lambda turn: memorable(job, turn, common)
+
+
 def decide(stage: Stage, segment: Node, turns: Sequence[Node], common: frozenset[str]) -> None:
     """Record one segment's decision; its turns with nothing memorable are marked done for
     `facts` (the segment is skipped when none of its turns is memorable)."""
@@ -73,9 +80,8 @@ def decide(stage: Stage, segment: Node, turns: Sequence[Node], common: frozenset
     stage.report.items += 1
     stage.count("kept" if keep else "skipped", 1)
     stage.count("turns_skipped", len(dull))
-    saved = sum(count_tokens(turn_line(t, date_hints=True)) for t in dull)
-    # A skipped segment spares both extraction prompts; a dull turn of a kept one, facts'.
-    stage.count("tokens_saved", (1 if keep else EXTRACTION_PROMPTS) * saved)
+    # One extraction prompt (prompts/extract.md) would have carried each dull turn.
+    stage.count("tokens_saved", sum(count_tokens(turn_line(t, date_hints=True)) for t in dull))
 
 
 def run(stage: Stage) -> None:

@@ -66,6 +66,7 @@ class Job:
         self.selected: frozenset[str] = frozenset(selected)  # the stages this run was asked for
         self.progress = ctx.progress
         self.summary_attempted: set[int] = set()  # segments whose LLM summary ran this run
+        self.unfit_prompts: set[str] = set()  # extraction prompts that did not fit this run
         self._vectors: dict[str, Any] = {}  # text -> embedding, made by `prefetch`
         self._episodes: list[Node] | None = None
         self._corpus: Corpus | None = None

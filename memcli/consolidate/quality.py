@@ -5,7 +5,8 @@ claim three times or invents one the turns never made. Such memories add nothing
 of the turns does not already find, and compete with the turns for the reader's attention:
 they are dropped before anything is written, and counted under the reason (`dropped_...`).
 The rules are lexical and cheap, and a good model's memories pass them:
-- empty: no content word (only stop words, punctuation, placeholders such as "...");
+- empty: no content word (only stop words, punctuation, placeholders such as "..."), or
+  none with a letter (a bare date or number);
 - verbatim: its words run word for word inside one source (or a source's inside it),
   compared with the source as shown (id, date, speaker) and with what was said alone (a
   turn without its speaker, so a preamble before a copied turn does not hide the copy):
@@ -31,6 +32,12 @@ PLACEHOLDERS = frozenset(
     "nothing empty placeholder todo tbd".split()
 )
 DUPLICATE = 0.8
+#: First and second person ("I", "my", "you", "we"): a fact that speaks so is not
+#: self-contained (whose "my"?), and is most often a turn said again, not a claim.
+_PERSONAL = re.compile(
+    r"(?<![\w/])I(?![\w/])|\b(?:[Mm]e|[Mm]y|[Mm]ine|[Mm]yself|[Ww]e|[Uu]s|[Oo]urs?|[Yy]ou|"
+    r"[Yy]ours?|[Yy]ourself)\b"
+)
 STEM = 5
 #: Share of a memory's content words its sources must hold: facts and summaries restate
 #: what the turns say; a reflection generalises over facts, so it may use words of its own.
@@ -73,6 +80,11 @@ def verbatim(text: str, source: str) -> bool:
     return False
 
 
+def personal(text: str) -> bool:
+    """Whether a claim speaks in the first or second person rather than naming who."""
+    return _PERSONAL.search(text) is not None
+
+
 def jaccard(a: set[str], b: set[str]) -> float:
     """|a & b| / |a | b| (0 for two empty sets)."""
     return len(a & b) / len(a | b) if a or b else 0.0
@@ -92,7 +104,7 @@ class Sieve:
         """Why `text` must be dropped (`dropped_empty`, ...), or None to keep it (and
         remember it). `sources`: the texts it cites (turns with their speakers, facts)."""
         content = _content(text)
-        if not content:
+        if not any(ch.isalpha() for word in content for ch in word):
             return "dropped_empty"
         if any(verbatim(text, s) for s in sources):
             return "dropped_verbatim"

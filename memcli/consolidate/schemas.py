@@ -6,9 +6,10 @@ prompt showed and drop the rest, so a reply can never point at a node it invente
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 
 
 def _clamped(value: Any) -> Any:
@@ -58,30 +59,45 @@ class TopicLinks(BaseModel):
     links: list[TopicLink]
 
 
-class ExtractedFact(BaseModel):
-    """One fact in prompts/facts.md."""
+@lru_cache(maxsize=256)
+def topic_links(ids: tuple[str, ...]) -> type[TopicLinks]:
+    """TopicLinks whose ids the schema sent restricts to the candidates shown (`enum`, which
+    a grammar-constrained server enforces while it decodes: a small model otherwise invents
+    ids); validation still takes any id, and the stage drops those not shown."""
+    extra: dict[str, Any] = {"enum": list(ids)}
+    link = create_model("TopicLink", __base__=TopicLink, id=(str, Field(json_schema_extra=extra)))
+    return create_model("TopicLinks", __base__=TopicLinks, links=(list[link], ...))  # type: ignore[valid-type]
 
-    text: str = Field(min_length=1, description="a standalone atomic claim")
+
+def _sent(**bounds: Any) -> dict[str, Any]:
+    """Bounds for the schema sent only (`maxLength`, `maxItems`): a server that constrains
+    decoding holds a reply to them, so it cannot outgrow its tokens; a reply past them from
+    one that does not is not refused for it."""
+    return bounds
+
+
+class ExtractedFact(BaseModel):
+    """One fact in prompts/extract.md."""
+
+    text: str = Field(
+        min_length=1,
+        description="a standalone atomic claim",
+        json_schema_extra=_sent(maxLength=160),
+    )
     belief: Share = Field(description="1.0 stated outright, lower when inferred")
-    sources: list[str] = Field(min_length=1, description="ids of the turns that support it")
-    concepts: list[str] = Field(default_factory=list, description="snake_case topic labels")
+    sources: list[str] = Field(
+        min_length=1,
+        description="ids of the turns that support it",
+        json_schema_extra=_sent(maxItems=2),
+    )
+    concepts: list[str] = Field(
+        default_factory=list,
+        description="snake_case topic labels",
+        json_schema_extra=_sent(maxItems=2),
+    )
     date: str | None = Field(
         default=None, description="YYYY-MM-DD, YYYY-MM or YYYY the claim refers to, or null"
     )
-
-
-class ExtractedConcept(BaseModel):
-    """One concept in prompts/facts.md."""
-
-    label: str = Field(min_length=1, description="snake_case topic label, 1-4 words")
-    episodes: list[str] = Field(description="ids of the new turns about it")
-
-
-class FactsReply(BaseModel):
-    """prompts/facts.md: new facts and concepts of a chunk of turns."""
-
-    facts: list[ExtractedFact]
-    concepts: list[ExtractedConcept] = Field(default_factory=list)
 
 
 class Reflection(BaseModel):
@@ -99,29 +115,88 @@ class ReflectionsReply(BaseModel):
 
 
 class EntityNote(BaseModel):
-    """One entity in prompts/entities.md."""
+    """One entity in prompts/extract.md."""
 
-    name: str = Field(min_length=1, max_length=200, description="the name as written most fully")
-    type: str = Field(default="other", max_length=40, description="person, place, product ...")
-    description: str = Field(default="", max_length=1000, description="one or two sentences")
-    turns: list[str] = Field(min_length=1, description="ids of the turns it rests on")
+    name: str = Field(
+        min_length=1, max_length=200, description="the name as written most fully",
+        json_schema_extra=_sent(maxLength=60),
+    )  # fmt: skip
+    type: str = Field(
+        default="other", max_length=40, description="person, place, product ...",
+        json_schema_extra=_sent(maxLength=20),
+    )  # fmt: skip
+    description: str = Field(
+        default="", max_length=1000, description="one sentence",
+        json_schema_extra=_sent(maxLength=160),
+    )  # fmt: skip
+    turns: list[str] = Field(
+        min_length=1,
+        description="ids of the turns it rests on",
+        json_schema_extra=_sent(maxItems=2),
+    )
 
 
 class Triplet(BaseModel):
-    """One (subject, predicate, object) statement in prompts/entities.md."""
+    """One (subject, predicate, object) statement in prompts/extract.md."""
 
-    subject: str = Field(min_length=1, max_length=200)
-    predicate: str = Field(min_length=1, max_length=120)
-    object: str = Field(min_length=1, max_length=200)
-    turns: list[str] = Field(min_length=1, description="ids of the turns that state it")
+    subject: str = Field(min_length=1, max_length=200, json_schema_extra=_sent(maxLength=60))
+    predicate: str = Field(min_length=1, max_length=120, json_schema_extra=_sent(maxLength=40))
+    object: str = Field(min_length=1, max_length=200, json_schema_extra=_sent(maxLength=60))
+    turns: list[str] = Field(
+        min_length=1,
+        description="ids of the turns that state it",
+        json_schema_extra=_sent(maxItems=2),
+    )
     date: str | None = Field(default=None, description="YYYY-MM-DD, YYYY-MM or YYYY, or null")
 
 
-class EntitiesReply(BaseModel):
-    """prompts/entities.md: the entities of a segment with descriptions, and its triplets."""
+class ExtractReply(BaseModel):
+    """prompts/extract.md: the facts, entities and triplets of a few turns, in one reply.
+    The schema sent requires all three lists (a grammar then makes the model write each);
+    a reply without entities or triplets is still taken, one without facts is not."""
 
-    entities: list[EntityNote]
+    model_config = ConfigDict(json_schema_extra={"required": ["facts", "entities", "triplets"]})
+
+    facts: list[ExtractedFact]
+    entities: list[EntityNote] = Field(default_factory=list)
     triplets: list[Triplet] = Field(default_factory=list)
+
+
+def _first(count: int) -> BeforeValidator:
+    """Keep a list's first `count` items (a server that does not hold a reply to the
+    schema's `maxItems` may give more; the first are the most important)."""
+    return BeforeValidator(lambda value: value[:count] if isinstance(value, list) else value)
+
+
+@lru_cache(maxsize=256)
+def extract_reply(
+    facts: int, entities: int, triplets: int, ids: tuple[str, ...]
+) -> type[ExtractReply]:
+    """ExtractReply whose lists are capped (`maxItems`) and whose turn ids are held to the
+    `ids` shown (`enum`) in the schema sent, which a grammar-constrained server enforces
+    while it decodes: a reply cannot outgrow its tokens, and a small model cannot cite a
+    turn it invented (validation still takes any id; the stages drop those not shown)."""
+
+    def cited(name: str, base: type[BaseModel]) -> type[BaseModel]:
+        extra = _sent(maxItems=2, items={"type": "string", "enum": list(ids)})
+        field = (list[str], Field(min_length=1, json_schema_extra=extra))
+        return create_model(base.__name__, __base__=base, **{name: field})  # type: ignore[call-overload]
+
+    def capped(item: type[BaseModel], count: int, required: bool = False) -> Any:
+        extra = _sent(maxItems=count)
+        bound = (
+            Field(json_schema_extra=extra)
+            if required
+            else Field(default_factory=list, json_schema_extra=extra)
+        )
+        return (Annotated[list[item], _first(count)], bound)  # type: ignore[valid-type]
+
+    fields = {
+        "facts": capped(cited("sources", ExtractedFact), facts, required=True),
+        "entities": capped(cited("turns", EntityNote), entities),
+        "triplets": capped(cited("turns", Triplet), triplets),
+    }
+    return create_model("ExtractReply", __base__=ExtractReply, **fields)
 
 
 class Judgement(BaseModel):

@@ -117,17 +117,29 @@ def llm_summaries(
 ) -> list[tuple[str, list[str]] | str | None]:
     """(summary, keywords) per group of turns from the LLM; None where the reply failed
     (asked again on a later run, given up after FAILED_RUNS runs); a reason where the
-    extractive summary stays for good: the turns do not fit the model's window
+    extractive summary stays for good: the segment is short (`short`, not asked), the
+    turns do not fit the model's window
     (`too_long`), or the summary fails the quality rules (`dropped_empty`,
     `dropped_verbatim`: memcli.consolidate.quality) or copies the prompt's own words
     (`dropped_example`: memcli.consolidate.grounding). Keywords the turns do not say, or
     taken from the prompt's examples, are left out (`keywords_ungrounded`,
     `keywords_example`)."""
-    limit = stage.job.cfg.keywords
+    cfg = stage.job.cfg
+    limit = cfg.keywords
+    # A short segment keeps its extractive summary, not asked (`short`): that summary
+    # holds much of it already, and a small model's summary of a few turns was mostly
+    # dropped as ungrounded or verbatim anyway.
+    short = [sum(word_count(e.text) for e in g) < cfg.summary_llm_min_words for g in groups]
     requests = [summary_request(stage, g) for g in groups]
-    replies = stage.ask_many([(r, SegmentSummary) for r in requests])
+    asked = iter(
+        stage.ask_many([(r, SegmentSummary) for r, s in zip(requests, short, strict=True) if not s])
+    )
     out: list[tuple[str, list[str]] | str | None] = []
-    for group, request, reply in zip(groups, requests, replies, strict=True):
+    for group, request, is_short in zip(groups, requests, short, strict=True):
+        if is_short:
+            out.append(_final(stage, "short"))
+            continue
+        reply = next(asked)
         if reply is None:
             out.append(None)
             continue

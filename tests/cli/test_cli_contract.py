@@ -176,7 +176,7 @@ def test_eval_reports_bad_turns_as_ingest_does(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("stage", "task", "limit"),
-    [("facts", "facts", 1), ("summarize", "summarize", 1), ("link", "relate", 2)],
+    [("facts", "extract", 1), ("summarize", "summarize", 1), ("link", "relate", 2)],
 )
 def test_a_failed_unit_counts_toward_the_limit(
     stores: StoreCache,

@@ -31,7 +31,7 @@ def test_a_model_whose_facts_fail_keeps_the_keyword_concepts(
     chat_store: Path, fake_server: FakeModelServer, tmp_path: Path
 ) -> None:
     def invalid(body: dict[str, Any]) -> str:
-        if read(body).task == "facts":  # no list of facts: invalid, however often re-asked
+        if read(body).task == "extract":  # no list of facts: invalid, however often re-asked
             return json.dumps({"facts": "none today"})
         return consolidation_reply(body)
 

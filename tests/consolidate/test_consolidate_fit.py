@@ -47,13 +47,15 @@ def test_every_prompt_fits_a_small_window(chat_store: Path, fake_server: FakeMod
 def test_cut_replies_are_asked_again_about_less(
     chat_store: Path, fake_server: FakeModelServer
 ) -> None:
-    fake_server.responder = ScriptedLLM()
-    mem = _memory(chat_store, fake_server, max_tokens=150)
+    llm = ScriptedLLM()
+    llm.invent_ids = False  # the one fact a 200-token reply is read for is a real one
+    fake_server.responder = llm
+    mem = _memory(chat_store, fake_server, max_tokens=200)
     report = mem.consolidate(flush=True, stages=["segment", "gate", "facts"])
     facts = report.stage("facts")
     assert facts.extra["json_cut"] > 0 and facts.failures == 0 and facts.pending == 0
     cut = [r.body for r in fake_server.requests_to("/api/chat")]
-    assert all(b["options"]["num_predict"] == 150 for b in cut)
+    assert all(b["options"]["num_predict"] == 200 for b in cut)
     assert _facts(mem)  # the halves' replies fit: their facts are stored
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from memcli.store import open_store
 from tests.cli_runner import REPO, Memcli, clean_env
-from tests.fakemodel import consolidation_reply
+from tests.fakemodel import consolidation_reply, read
 from tests.fakeserver import FakeModelServer, refused_url
 from tests.reliability import integrity, llm_config, write_config
 from tests.stores import StoreCache
@@ -226,12 +226,14 @@ def test_ids_the_prompt_never_showed_are_dropped(
     assert "fact" not in signature(cli.db)["nodes"]  # a fact must rest on turns it was shown
 
 
-def _dying_responder(server: FakeModelServer, after: int) -> Callable[[dict[str, Any]], str]:
+def _dying_responder(
+    server: FakeModelServer, after: int, task: str | None = None
+) -> Callable[[dict[str, Any]], str]:
     calls = 0
 
     def reply(body: dict[str, Any]) -> str:
         nonlocal calls
-        calls += 1
+        calls += task is None or read(body).task == task
         if calls == after:  # the server goes away while this reply is on its way
             threading.Thread(target=server.stop, daemon=True).start()
         return consolidation_reply(body)
@@ -244,7 +246,7 @@ def test_server_dies_mid_run_then_the_run_resumes(
 ) -> None:
     with FakeModelServer() as first:
         cli = ingested(stores, tmp_path, first)
-        first.responder = _dying_responder(first, after=13)  # inside fact extraction
+        first.responder = _dying_responder(first, after=2, task="extract")  # inside facts
         result = cli("consolidate", "--flush")
     assert result.exit_code == 5, result.stderr
     assert result.stderr.startswith("memcli: error: cannot reach Ollama")

@@ -109,12 +109,15 @@ def test_off_schema_entity_replies_are_counted_failures(
     chat_store: Path, fake_server: FakeModelServer
 ) -> None:
     llm = ScriptedLLM()
-    llm.always_bad = {"entities"}
+    llm.always_bad = {"extract"}  # the request that carries facts and entities alike
     fake_server.responder = llm
     mem = opened(chat_store, fake_server)
     report = mem.consolidate(flush=True)
-    stage = report.stage("entities")
-    assert stage.failures == stage.pending > 0 and llm.reasks["entities"] == 2 * stage.failures
+    stage, facts = report.stage("entities"), report.stage("facts")
+    assert stage.failures == stage.pending > 0 and facts.failures > 0
+    # An invalid reply is not cached: the entities stage asks again (and re-asks twice).
+    assert stage.llm_calls == 3 * stage.failures
+    assert llm.reasks["extract"] == 2 * (stage.failures + facts.failures)
     assert not mem.store.edges_of(
         [e.id for e in mem.store.iter_nodes(mem.space, "entity")], ["RELATION"]
     )

@@ -5,12 +5,13 @@ of a turn, claims the cited turns do not ground, near-duplicates are dropped and
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memcli.consolidate.quality import Sieve, verbatim
+from memcli.consolidate.quality import Sieve, personal, verbatim
 from tests.consolidate_helpers import long_chat, opened
 from tests.fakemodel import _TURN, consolidation_reply, read
 from tests.fakeserver import FakeModelServer
@@ -53,26 +54,45 @@ def test_near_duplicates_of_kept_or_stored_memories_are_dropped() -> None:
     assert other.reason("Ana went to a woodturning class at the workshop.", [TURN]) is None
 
 
+def test_a_claim_in_the_first_or_second_person_or_a_bare_date_is_no_fact() -> None:
+    assert personal("What a great idea! I'm excited to help you") and personal("my rocks")
+    assert personal("How long have you been married?") and personal("We met in May")
+    assert not personal("Ana moved to the US in 2020") and not personal("Ben fixed the I/O board")
+    assert Sieve().reason("2023-05-24", []) == "dropped_empty"
+    assert Sieve().reason("Ana ran 5 km on 2023-05-24", []) is None
+
+
 def test_a_short_quote_is_not_a_copy() -> None:
     assert not verbatim("Ben said see you soon to Ana", "Ben: see you soon")
     assert verbatim("see you soon at the lathe", "Ben said see you soon at the lathe today")
 
 
+def _claims(node: str, speaker: str, text: str) -> list[tuple[str, str]]:
+    """What a weak model claims about a turn, and why each is dropped ("kept" if not)."""
+    last = text.split()[-1]
+    return [
+        ("...", "dropped_no_claim"),  # the prompt's example, copied
+        (speaker, "dropped_no_claim"),  # a name, no claim about it
+        ("1 2 3", "dropped_empty"),  # no word of letters
+        (f"{speaker}: {text}", "dropped_verbatim"),  # the turn, copied
+        ("The moon is made of green cheese.", "dropped_ungrounded"),  # nothing the turn says
+        (f"{speaker} spoke in turn {node} about {last}", "kept"),
+        (f"{speaker} spoke in turn {node} about {last} too", "dropped_duplicate"),  # near twin
+        (f"I spoke in turn {node} about {last} again", "dropped_personal"),  # whose "I"?
+    ]
+
+
 def _weak(body: dict[str, Any]) -> str:
     """Facts a weak model writes for the first turn of each chunk; the rest valid."""
     request = read(body)
-    if request.task != "facts":
+    if request.task != "extract":
         return consolidation_reply(body)
-    node, _, speaker, text, _ = _TURN.findall(request.values["new_turns"])[0]
-    claims = [
-        "...",  # the prompt's example, copied
-        f"{speaker}: {text}",  # the turn, copied
-        "The moon is made of green cheese.",  # nothing the turn says
-        f"{speaker} spoke in turn {node} about {text.split()[-1]}",  # kept
-        f"{speaker} spoke in turn {node} about {text.split()[-1]} too",  # near twin
+    node, _, speaker, text, _ = _TURN.findall(request.values["turns"])[0]
+    facts = [
+        {"text": c, "belief": 0.9, "sources": [node], "concepts": []}
+        for c, _ in _claims(node, speaker, text)
     ]
-    facts = [{"text": c, "belief": 0.9, "sources": [node], "concepts": []} for c in claims]
-    return json.dumps({"facts": facts, "concepts": []})
+    return json.dumps({"facts": facts})
 
 
 def test_consolidation_stores_only_the_facts_that_pass(
@@ -82,12 +102,22 @@ def test_consolidation_stores_only_the_facts_that_pass(
     mem = opened(chat_store, fake_server)
     report = mem.consolidate(flush=True)
     facts = report.stage("facts")
-    chunks = facts.items
-    assert chunks > 0 and facts.failures == 0
-    for reason in ("dropped_empty", "dropped_verbatim", "dropped_ungrounded", "dropped_duplicate"):
-        assert facts.extra[reason] == chunks, reason
+    assert facts.items > 0 and facts.failures == 0
+    # A reply is asked for no more facts than its turns: the claims past them are not read;
+    # a claim in the first or second person is dropped before the other checks.
+    expected: Counter[str] = Counter()
+    for request in (read(r.body) for r in fake_server.requests_to("/api/chat")):
+        if request.task == "extract":
+            turns = _TURN.findall(request.values["turns"])
+            node, _, speaker, text, _ = turns[0]
+            for claim, why in _claims(node, speaker, text)[: len(turns)]:
+                expected["dropped_personal" if personal(claim) else why] += 1
+    assert {"dropped_no_claim", "dropped_verbatim", "dropped_ungrounded", "kept"} <= set(expected)
+    assert {k: facts.extra[k] for k in expected if k != "kept"} == {
+        k: n for k, n in expected.items() if k != "kept"
+    }
     stored = [n.text for n in mem.store.iter_nodes("default", "fact")]
-    assert len(stored) == facts.nodes == chunks
+    assert len(stored) == facts.nodes == expected["kept"]
     assert all(" spoke in turn " in text and not text.endswith(" too") for text in stored)
 
 

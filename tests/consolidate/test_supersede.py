@@ -28,7 +28,7 @@ class MovingLLM(ScriptedLLM):
 
     def facts(self, values: dict[str, str]) -> dict[str, Any]:
         reply = super().facts(values)
-        for ep, _, speaker, text, _ in _TURN.findall(values["new_turns"]):
+        for ep, _, speaker, text, _ in _TURN.findall(values["turns"]):
             city = _LIVES.search(text)
             if city:
                 said = {"text": f"{speaker} lives in {city.group(1)}", "belief": 0.9}
@@ -39,6 +39,7 @@ class MovingLLM(ScriptedLLM):
 @pytest.fixture
 def moved(tmp_path: Path, fake_server: FakeModelServer) -> tuple[Memory, MovingLLM]:
     llm = MovingLLM()
+    llm.invent_ids = False  # no invented fact: a reply is read up to as many facts as turns
     fake_server.responder = llm
     mem = Memory(config(tmp_path, fake_server))
     mem.ingest([str(MOVES)])
@@ -136,6 +137,7 @@ def test_off_schema_judge_replies_are_counted_and_supersede_nothing(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
     llm = MovingLLM()
+    llm.invent_ids = False  # no invented fact: a reply is read up to as many facts as turns
     llm.always_bad = {"supersede"}
     fake_server.responder = llm
     mem = Memory(config(tmp_path, fake_server))

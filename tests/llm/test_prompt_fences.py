@@ -50,7 +50,7 @@ def outside_fences(prompt: str) -> str:
 
 
 def test_the_consolidation_and_answer_prompts_are_all_checked() -> None:
-    expected = {"answer", "boundaries", "facts", "judge", "reflect", "relate", "summarize"}
+    expected = {"answer", "boundaries", "extract", "judge", "reflect", "relate", "summarize"}
     assert expected <= set(PROMPTS)
 
 
@@ -88,7 +88,9 @@ def test_prompts_sent_by_consolidation_and_answers_keep_memory_fenced(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
     fake_server.responder = consolidation_reply
-    config, db = write_config(tmp_path, **llm_config(fake_server.url)), tmp_path / "m.db"
+    every_prompt = {"summary_llm_min_words": 0, "link_min_similarity": 0.0}  # short, unalike
+    models = llm_config(fake_server.url)
+    config, db = write_config(tmp_path, **models, consolidation=every_prompt), tmp_path / "m.db"
     hostile = tmp_path / "hostile.jsonl"
     hostile.write_text(json.dumps({"content": INJECTION, "speaker": "Mallory"}) + "\n")
     cli = Memcli(config=config, db=db)

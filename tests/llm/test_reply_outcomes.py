@@ -46,11 +46,11 @@ def test_consolidation_counts_them_per_stage(
     chat_store: Path, fake_server: FakeModelServer
 ) -> None:
     llm = ScriptedLLM()
-    llm.bad_first = {"facts"}
+    llm.bad_first = {"extract"}
     fake_server.responder = llm
     report = opened(chat_store, fake_server).consolidate(flush=True)
     facts, summaries = report.stage("facts").extra, report.stage("summarize").extra
-    assert facts["json_reasked"] == llm.reasks["facts"] > 0
+    assert facts["json_reasked"] == llm.reasks["extract"] > 0
     assert "json_first_try" not in facts
     assert summaries["json_first_try"] > 0 and "json_reasked" not in summaries
 

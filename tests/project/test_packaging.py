@@ -63,7 +63,7 @@ def test_the_wheel_holds_every_module_and_prompt(wheel: Path) -> None:
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "memcli").rglob("*.py")}
     assert modules and modules <= names, sorted(modules - names)
     prompts = {f"memcli/prompts/{p.name}" for p in (ROOT / "prompts").iterdir() if p.is_file()}
-    assert {"memcli/prompts/answer.md", "memcli/prompts/facts.md"} <= prompts
+    assert {"memcli/prompts/answer.md", "memcli/prompts/extract.md"} <= prompts
     assert prompts <= names, sorted(prompts - names)
     assert "memcli/config.example.yaml" in names  # what `memcli config init` writes
     assets = {f"memcli/ui/static/{p.name}" for p in (ROOT / "memcli" / "ui" / "static").iterdir()}
