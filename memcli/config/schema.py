@@ -43,7 +43,7 @@ _RULES: dict[str, Any] = {"extra": "forbid", "coerce_numbers_to_str": True}
 @settings(_RULES)
 class EmbeddingConfig:
     provider: str = "local"  # local | ollama | openai | none
-    model: str = "all-MiniLM-L6-v2"
+    model: str = "auto"  # auto: all-MiniLM-L6-v2 for English, else multilingual-e5-small
     url: MaybeText = None  # server address; None = the provider's usual one
     api_key_env: str = "OPENAI_API_KEY"  # name of the env var holding the key (openai)
     batch_size: Count = 64

@@ -102,7 +102,12 @@ def check_embedder(
         return _failed("embedding", exc), None
     seconds = time.perf_counter() - started
     dim = int(vectors.shape[1]) if vectors is not None else 0
-    detail = f"{emb.provider}:{emb.model}, {dim} dimensions, first vector in {seconds:.2f} s"
+    model = getattr(embedder, "model", emb.model)
+    if emb.model == "auto":  # a new English store's model; other stores keep their own
+        from memcli.llm.e5_embed import E5_MODEL
+
+        model = f"auto ({model} for a new store of English turns, {E5_MODEL} for others)"
+    detail = f"{emb.provider}:{model}, {dim} dimensions, first vector in {seconds:.2f} s"
     data = {"dimensions": dim, "seconds": round(seconds, 3)}
     return Check("embedding", "ok", detail, data=data), embedder
 

@@ -7,6 +7,7 @@ imported only when chosen, so `memcli --help` never pays for torch, httpx or oll
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import threading
 from dataclasses import dataclass
@@ -169,12 +170,23 @@ def check_embedding(cfg: EmbeddingConfig) -> Any:
         return None
     module = _module_for(EMBEDDERS, cfg.provider, "embedding")
     _require_model("embedding", cfg.provider, cfg.model, "all-MiniLM-L6-v2 or nomic-embed-text")
+    if cfg.model == "auto" and cfg.provider != "local":
+        raise ConfigError(
+            "embedding.model auto chooses between the two local models memcli ships, not "
+            f"among the {cfg.provider} provider's models",
+            fix="name the model in embedding.model (e.g. nomic-embed-text for ollama)",
+        )
     return module
 
 
 def create_embedder(cfg: EmbeddingConfig) -> Embedder | None:
-    """The configured embedder, or None when embeddings are switched off (`none`)."""
+    """The configured embedder, or None when embeddings are switched off (`none`).
+    `auto` with no store to choose for is all-MiniLM-L6-v2 (memcli.llm.choose_model)."""
     module = check_embedding(cfg)
+    if module is not None and cfg.model == "auto":
+        from memcli.llm.model_files import BUNDLED_MODEL
+
+        cfg = dataclasses.replace(cfg, model=BUNDLED_MODEL)
     return None if module is None else module.create_embedder(cfg)
 
 

@@ -9,6 +9,7 @@ revision whose files are checked against their SHA-256 before they are used.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -164,7 +165,10 @@ def read_model_dir(directory: Path, source: str) -> ModelFiles:
 
 
 def locate_model(cfg: EmbeddingConfig, progress: Progress | None = None) -> ModelFiles:
-    """The model's files: configured directory, bundled package, cache, or a download."""
+    """The model's files: configured directory, bundled package, cache, or a download
+    (`auto` with nothing to choose for is all-MiniLM-L6-v2: memcli.llm.choose_model)."""
+    if cfg.model == "auto":
+        cfg = dataclasses.replace(cfg, model=BUNDLED_MODEL)
     if cfg.model_dir:
         return read_model_dir(Path(cfg.model_dir).expanduser(), "embedding.model_dir")
     as_path = Path(cfg.model).expanduser()

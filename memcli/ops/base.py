@@ -6,9 +6,11 @@ operations in this package take the base, so they never import the API above the
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memcli.config import Config
+from memcli.config import Config, EmbeddingConfig
 from memcli.errors import EmbeddingMismatch, NotFound, did_you_mean
 from memcli.llm import ChatModel, Embedder, check_embedding, create_chat, create_embedder
 from memcli.store import open_store
@@ -55,6 +57,7 @@ class MemoryBase:
         self._target = target
         self._embedder = embedder
         self._chat = chat
+        self._chosen_model: str | None = None  # `auto`'s choice for a store's first turns
 
     def close(self, failed: bool = False) -> None:
         """Close the store; after a failed run, delete a file this Memory created if it
@@ -102,8 +105,35 @@ class MemoryBase:
     def load_embedder(self) -> Embedder | None:
         """The configured embedder without comparing it to the store (for `reindex`)."""
         if self._embedder is _UNSET:
-            self._embedder = create_embedder(self.cfg.embedding)
+            self._embedder = create_embedder(self.embedding_config())
         return self._embedder
+
+    def embedding_config(self) -> EmbeddingConfig:
+        """The embedding settings with `model: auto` resolved (memcli.llm.choose_model): the
+        local model the store's vectors came from, else the one chosen for the turns about
+        to be stored (`choose_embedding`), else all-MiniLM-L6-v2."""
+        emb = self.cfg.embedding
+        if emb.model != "auto" or emb.provider != "local":
+            return emb
+        stored = self.stored_identity() or ""
+        provider, _, model = stored.partition(":")
+        if provider != "local":
+            from memcli.llm.model_files import BUNDLED_MODEL
+
+            model = self._chosen_model or BUNDLED_MODEL
+        return dataclasses.replace(emb, model=model)
+
+    def choose_embedding(self, texts: Iterable[str], model: str | None = None) -> None:
+        """With `embedding.model: auto`, before a store's first vectors: choose its model
+        from the texts about to be stored (English: all-MiniLM-L6-v2, else e5), or take
+        `model` (an imported file's)."""
+        emb = self.cfg.embedding
+        if (emb.model == "auto" and emb.provider == "local" and emb.backend == "onnx"
+                and not emb.model_dir and self._embedder is _UNSET
+                and self.stored_identity() is None):  # fmt: skip
+            from memcli.llm.choose_model import choose
+
+            self._chosen_model = model or choose(texts)
 
     @property
     def chat(self) -> ChatModel | None:
@@ -115,7 +145,7 @@ class MemoryBase:
     def embedder_identity(self) -> str:
         """`provider:model` of the embedder this Memory writes with (`none` when off)."""
         if self._embedder is _UNSET:
-            emb = self.cfg.embedding
+            emb = self.embedding_config()
             return "none" if emb.provider == "none" else f"{emb.provider}:{emb.model}"
         if self._embedder is None:
             return "none"
@@ -129,7 +159,7 @@ class MemoryBase:
         """Refuse a bad embedding config, and to compare or mix vectors of two models in
         one store (`lexical`: the error says the full text can still be asked)."""
         if self._embedder is _UNSET:
-            check_embedding(self.cfg.embedding)
+            check_embedding(self.embedding_config())
         stored = self.stored_identity()
         wanted = self.embedder_identity()
         if stored is not None and stored != wanted:

@@ -321,6 +321,7 @@ def store_plans(
     if mem.cfg.ingest.mask_secrets:
         report.secrets_masked = _mask_secrets(plans)
     total = sum(len(p.new_index) for p in plans)
+    mem.choose_embedding(p.episodes[i].text for p in plans for i in p.new_index)
     shown = mem.embedder is not None and total > 0
     if shown:
         progress.start("embedding turns", total)

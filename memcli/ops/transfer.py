@@ -176,6 +176,11 @@ def _vectors(
     """(target id, kind, vector) for the new nodes that had a vector, from the file when the
     configured embedder made them, else embedded now (a turn with the turn before it, as
     ingest embeds it); and how many came each way."""
+    made_by = (dump.header.get("embedding") or {}).get("identity") or ""
+    if made_by.startswith("local:"):  # `auto` keeps the model of the file's vectors
+        mem.choose_embedding((), model=made_by.partition(":")[2])
+    else:
+        mem.choose_embedding(r["text"] for r in rows if r["kind"] == "episode")
     embedder = mem.embedder
     if embedder is None:
         return [], 0, 0
