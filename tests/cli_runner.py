@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -62,6 +63,13 @@ class Memcli:
         """Run with --json, assert success, and parse each line of stdout."""
         result = self.ok("--json", *args, input=input)
         return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def ctrl_c_ready() -> None:
+    """`preexec_fn` of a subprocess a test stops with SIGINT: Ctrl-C handled as at a
+    terminal, even when the tests run as a background job (`cmd &` without job control
+    starts its processes with SIGINT ignored, and Python then keeps it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def clean_env(**extra: str) -> dict[str, str]:

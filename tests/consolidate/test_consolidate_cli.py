@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from memcli.store import open_store
-from tests.cli_runner import Memcli
+from tests.cli_runner import Memcli, ctrl_c_ready
 from tests.consolidate_helpers import config_file, long_chat, opened
 from tests.fakemodel import ScriptedLLM
 from tests.fakeserver import FakeModelServer, refused_url
@@ -128,6 +128,7 @@ def _spawn(*args: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_ready,
     )
 
 

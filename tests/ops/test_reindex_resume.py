@@ -22,7 +22,7 @@ from memcli.config import load_config
 from memcli.llm.embedder import PIPELINE_BATCH
 from memcli.memory import Memory
 from memcli.store import open_store
-from tests.cli_runner import REPO, Memcli, clean_env, run_process
+from tests.cli_runner import REPO, Memcli, clean_env, ctrl_c_ready, run_process
 from tests.fakeserver import FakeModelServer
 
 TURNS = 1_200  # five batches of PIPELINE_BATCH
@@ -242,7 +242,7 @@ def test_ctrl_c_on_the_command_line_says_how_to_resume(
     proc = subprocess.Popen(
         [sys.executable, "-m", "memcli", "--db", str(db), "reindex"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, text=True,
-        env=clean_env(MEMCLI_CONFIG=str(new)),
+        env=clean_env(MEMCLI_CONFIG=str(new)), preexec_fn=ctrl_c_ready,
     )  # fmt: skip
     deadline = time.monotonic() + 60
     while not new_model.held() and proc.poll() is None and time.monotonic() < deadline:

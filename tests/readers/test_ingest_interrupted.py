@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.cli_runner import REPO, clean_env
+from tests.cli_runner import REPO, clean_env, ctrl_c_ready
 from tests.fakeserver import FakeModelServer
 
 
@@ -56,7 +56,7 @@ def test_ctrl_c_after_the_first_file_keeps_it(tmp_path: Path, fake_server: FakeM
     fake_server.hold(after=3)  # the first file's turns are embedded; the second file's wait
     proc = subprocess.Popen(
         [*argv, str(first), str(second)], env=clean_env(), cwd=REPO, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=ctrl_c_ready,
     )  # fmt: skip
     try:
         committed = _wait(lambda: fake_server.held() and _episodes(db) == 3)
