@@ -7,7 +7,6 @@ imported only when chosen, so `memcli --help` never pays for torch, httpx or oll
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import threading
 from dataclasses import dataclass
@@ -183,11 +182,11 @@ def create_embedder(cfg: EmbeddingConfig) -> Embedder | None:
     """The configured embedder, or None when embeddings are switched off (`none`).
     `auto` with no store to choose for is all-MiniLM-L6-v2 (memcli.llm.choose_model)."""
     module = check_embedding(cfg)
-    if module is not None and cfg.model == "auto":
-        from memcli.llm.model_files import BUNDLED_MODEL
+    if module is None:
+        return None
+    from memcli.llm.model_files import without_auto
 
-        cfg = dataclasses.replace(cfg, model=BUNDLED_MODEL)
-    return None if module is None else module.create_embedder(cfg)
+    return module.create_embedder(without_auto(cfg))
 
 
 def create_chat(cfg: LLMConfig) -> ChatModel | None:

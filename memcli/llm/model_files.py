@@ -164,11 +164,15 @@ def read_model_dir(directory: Path, source: str) -> ModelFiles:
     return ModelFiles(directory, window, pooling, source)
 
 
+def without_auto(cfg: EmbeddingConfig) -> EmbeddingConfig:
+    """`model: auto` with no store to choose for is all-MiniLM-L6-v2 (a store's own choice
+    is memcli.llm.choose_model's); any other setting as it is."""
+    return dataclasses.replace(cfg, model=BUNDLED_MODEL) if cfg.model == "auto" else cfg
+
+
 def locate_model(cfg: EmbeddingConfig, progress: Progress | None = None) -> ModelFiles:
-    """The model's files: configured directory, bundled package, cache, or a download
-    (`auto` with nothing to choose for is all-MiniLM-L6-v2: memcli.llm.choose_model)."""
-    if cfg.model == "auto":
-        cfg = dataclasses.replace(cfg, model=BUNDLED_MODEL)
+    """The model's files: configured directory, bundled package, cache, or a download."""
+    cfg = without_auto(cfg)
     if cfg.model_dir:
         return read_model_dir(Path(cfg.model_dir).expanduser(), "embedding.model_dir")
     as_path = Path(cfg.model).expanduser()
